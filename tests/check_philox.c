@@ -47,6 +47,48 @@ START_TEST(test_output_may_alias_counter)
 }
 END_TEST
 
+static uint32_t xorshift_state = 2463534242u;
+
+static uint32_t next_word(void)
+{
+    xorshift_state ^= xorshift_state << 13;
+    xorshift_state ^= xorshift_state >> 17;
+    xorshift_state ^= xorshift_state << 5;
+    return xorshift_state;
+}
+
+/* The batched form gives the single-counter results in every lane; round 0
+ * puts a known-answer vector in lane 0 (the others random counters). */
+START_TEST(test_batch_matches_single)
+{
+    uint32_t words[4][FV_PHILOX_BATCH], counters[FV_PHILOX_BATCH][4];
+    for (int round = 0; round < 50; round++) {
+        uint32_t key[2] = {next_word(), next_word()};
+        for (int lane = 0; lane < FV_PHILOX_BATCH; lane++)
+            for (int word = 0; word < 4; word++)
+                counters[lane][word] = next_word();
+        if (round == 0) {
+            memcpy(counters[0], known_answers[2].counter, sizeof counters[0]);
+            memcpy(key, known_answers[2].key, sizeof key);
+        }
+        for (int lane = 0; lane < FV_PHILOX_BATCH; lane++)
+            for (int word = 0; word < 4; word++)
+                words[word][lane] = counters[lane][word];
+        fv_philox4x32_10_batch(words, key);
+        for (int lane = 0; lane < FV_PHILOX_BATCH; lane++) {
+            uint32_t out[4];
+            fv_philox4x32_10(counters[lane], key, out);
+            for (int word = 0; word < 4; word++)
+                ck_assert_msg(words[word][lane] == out[word], "round %d lane %d word %d", round,
+                              lane, word);
+        }
+        if (round == 0)
+            for (int word = 0; word < 4; word++)
+                ck_assert(words[word][0] == known_answers[2].expected[word]);
+    }
+}
+END_TEST
+
 START_TEST(test_neighbouring_counters_differ)
 {
     /* Counters and keys one bit apart give unrelated outputs: about half of
@@ -78,6 +120,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(vectors, test_known_answers, 0,
                         (int)(sizeof known_answers / sizeof known_answers[0]));
     tcase_add_test(vectors, test_output_may_alias_counter);
+    tcase_add_test(vectors, test_batch_matches_single);
     tcase_add_test(vectors, test_neighbouring_counters_differ);
     suite_add_tcase(suite, vectors);
     return suite;
