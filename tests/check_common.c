@@ -46,7 +46,7 @@ START_TEST(text_buffer_grows_and_hands_over)
     fv_text_append(&text, "end", 3);
     FV_ASSERT_OK(fv_text_status(&text));
     ck_assert(strncmp(fv_text_str(&text), "0,1,2,", 6) == 0);
-    ck_assert_str_eq(fv_text_str(&text) + text.length - 7, "99,end");
+    ck_assert_str_eq(fv_text_str(&text) + text.length - 7, "999,end");
     fv_text_reset(&text);
     ck_assert_str_eq(fv_text_str(&text), "");
     fv_text_printf(&text, "kept");
