@@ -275,12 +275,21 @@ static void movement_strides(const fv_op *op, const eval_array *in, const eval_a
 
 /* ------------------------------------------------- point-wise context */
 
+typedef enum rounding_kind {
+    ROUNDING_NONE,  /* exact ops: neg, abs, selections, comparisons, where */
+    ROUNDING_OP,    /* units * u * |v| (plus a half ulp flip for half results) */
+    ROUNDING_CAST   /* one target ulp, unless the input is exact */
+} rounding_kind;
+
 typedef struct pointwise {
     const eval_plan *plan;
     const fv_op *op;
+    fv_op_category category;
     bool reference;
+    bool narrowing;              /* the reference rounds the result to `dtype` */
+    rounding_kind rounding;
+    double rounding_units;
     fv_dtype dtype;              /* output dtype */
-    fv_dtype input_dtype;        /* first operand's dtype (casts) */
     unsigned own;                /* output's own support */
     int operand_count;
     const eval_array *operands[3];
@@ -292,84 +301,87 @@ typedef struct pointwise {
     double *total[3];            /* scratch rows: operands' total errors */
 } pointwise;
 
-/* Loads operand k's value at position j of the current row. */
-static inline double operand_value(const pointwise *p, int k, const int64_t *offsets,
-                                   const int64_t *strides, int64_t j)
+/* Operand k's values along the current row: a scalar is a stride-0 view of
+ * its value. */
+static inline const double *operand_row(const pointwise *p, int k, const int64_t *offsets,
+                                        const int64_t *strides, int64_t *stride)
 {
-    if (p->is_scalar[k])
-        return p->scalar[k];
-    return p->operands[k]->value[offsets[k + 1] + j * strides[k + 1]];
+    if (p->is_scalar[k]) {
+        *stride = 0;
+        return &p->scalar[k];
+    }
+    *stride = strides[k + 1];
+    return p->operands[k]->value + offsets[k + 1];
 }
 
 static void operand_totals(pointwise *p, int k, const int64_t *offsets, const int64_t *strides,
                            int64_t length)
 {
     double *total = p->total[k];
-    for (int64_t j = 0; j < length; j++)
-        total[j] = 0;
     if (p->is_scalar[k]) {
         for (int64_t j = 0; j < length; j++)
             total[j] = p->scalar_error[k];
         return;
     }
+    for (int64_t j = 0; j < length; j++)
+        total[j] = 0;
     const eval_array *array = p->operands[k];
+    int64_t stride = strides[k + 1];
     for (unsigned s = 0; s < FV_EVAL_SUPPORTS; s++) {
         const double *channel = array->channel[s];
         if (channel == NULL)
             continue;
+        channel += offsets[k + 1];
         for (int64_t j = 0; j < length; j++)
-            total[j] += channel[offsets[k + 1] + j * strides[k + 1]];
+            total[j] += channel[j * stride];
     }
 }
 
-/* Value and |derivatives| of a unary op. */
+/* Value and |derivative| of a unary op (or cast/set), one loop per kind. */
 static void unary_row(pointwise *p, const int64_t *offsets, const int64_t *strides, int64_t n)
 {
+    int64_t sa, so = strides[0];
+    const double *a = operand_row(p, 0, offsets, strides, &sa);
     double *out = p->out->value + offsets[0];
-    double *d0 = p->derivative[0];
-    for (int64_t j = 0; j < n; j++) {
-        double a = operand_value(p, 0, offsets, strides, j);
-        double v, d;
-        switch (p->op->kind) {
-        case FV_OP_NEG: v = -a; d = 1; break;
-        case FV_OP_ABS: v = fabs(a); d = 1; break;
-        case FV_OP_EXP: v = exp(a); d = v; break;
-        case FV_OP_LOG: v = log(a); d = 1 / fabs(a); break;
-        case FV_OP_SQRT: v = sqrt(a); d = 0.5 / v; break;
-        case FV_OP_RSQRT: v = 1 / sqrt(a); d = 0.5 * v / fabs(a); break;
-        case FV_OP_RECIPROCAL:
-            v = fv_dtype_is_integer(p->dtype) ? (a == 0 ? 0 : trunc(1 / a)) : 1 / a;
-            d = v * v;
-            break;
-        default: v = a; d = 1; break; /* cast, set, segment_set */
+    double *d = p->derivative[0];
+    switch (p->op->kind) {
+    case FV_OP_NEG:
+        for (int64_t j = 0; j < n; j++) out[j * so] = -a[j * sa], d[j] = 1;
+        break;
+    case FV_OP_ABS:
+        for (int64_t j = 0; j < n; j++) out[j * so] = fabs(a[j * sa]), d[j] = 1;
+        break;
+    case FV_OP_EXP:
+        for (int64_t j = 0; j < n; j++) d[j] = out[j * so] = exp(a[j * sa]);
+        break;
+    case FV_OP_LOG:
+        for (int64_t j = 0; j < n; j++) out[j * so] = log(a[j * sa]), d[j] = 1 / fabs(a[j * sa]);
+        break;
+    case FV_OP_SQRT:
+        for (int64_t j = 0; j < n; j++) {
+            double v = sqrt(a[j * sa]);
+            out[j * so] = v;
+            d[j] = 0.5 / v;
         }
-        out[j * strides[0]] = v;
-        d0[j] = d;
-    }
-}
-
-static double binary_value(fv_op_kind kind, fv_dtype dtype, double a, double b, double *da,
-                           double *db)
-{
-    switch (kind) {
-    case FV_OP_ADD: *da = 1; *db = 1; return a + b;
-    case FV_OP_SUB: *da = 1; *db = 1; return a - b;
-    case FV_OP_MUL: *da = fabs(b); *db = fabs(a); return a * b;
-    case FV_OP_DIV:
-        *da = 1 / fabs(b);
-        *db = fabs(a) / (b * b);
-        if (fv_dtype_is_integer(dtype))
-            return b == 0 ? 0 : trunc(a / b);
-        return a / b;
-    case FV_OP_POW: {
-        double v = pow(a, b);
-        *da = fabs(b * pow(a, b - 1));
-        *db = fabs(v * log(fabs(a)));
-        return v;
-    }
-    case FV_OP_MAXIMUM: *da = a >= b; *db = b > a; return isnan(a) || isnan(b) ? NAN : fmax(a, b);
-    case FV_OP_MINIMUM: *da = a <= b; *db = b < a; return isnan(a) || isnan(b) ? NAN : fmin(a, b);
-    default: *da = 0; *db = 0; return 0;
+        break;
+    case FV_OP_RSQRT:
+        for (int64_t j = 0; j < n; j++) {
+            double v = 1 / sqrt(a[j * sa]);
+            out[j * so] = v;
+            d[j] = 0.5 * v / fabs(a[j * sa]);
+        }
+        break;
+    case FV_OP_RECIPROCAL:
+        for (int64_t j = 0; j < n; j++) {
+            double x = a[j * sa];
+            double v = fv_dtype_is_integer(p->dtype) ? (x == 0 ? 0 : trunc(1 / x)) : 1 / x;
+            out[j * so] = v;
+            d[j] = 1 / (x * x);
+        }
+        break;
+    default: /* cast, set, segment_set */
+        for (int64_t j = 0; j < n; j++) out[j * so] = a[j * sa], d[j] = 1;
+        break;
     }
 }
 
@@ -386,40 +398,94 @@ static bool compare_value(fv_op_kind kind, double a, double b)
     }
 }
 
-static void binary_row(pointwise *p, const int64_t *offsets, const int64_t *strides, int64_t n)
+static void compare_row(pointwise *p, const int64_t *offsets, const int64_t *strides, int64_t n)
 {
+    int64_t sa, sb, so = strides[0];
+    const double *a = operand_row(p, 0, offsets, strides, &sa);
+    const double *b = operand_row(p, 1, offsets, strides, &sb);
     double *out = p->out->value + offsets[0];
-    fv_op_category category = fv_ir_op_category(p->op->kind);
-    bool selection = p->op->kind == FV_OP_MAXIMUM || p->op->kind == FV_OP_MINIMUM;
-    if (p->reference && (category == FV_CATEGORY_COMPARE || selection)) {
+    if (p->reference) {
         operand_totals(p, 0, offsets, strides, n);
         operand_totals(p, 1, offsets, strides, n);
     }
     for (int64_t j = 0; j < n; j++) {
-        double a = operand_value(p, 0, offsets, strides, j);
-        double b = operand_value(p, 1, offsets, strides, j);
-        double da = 0, db = 0, v;
-        if (category == FV_CATEGORY_COMPARE) {
-            v = compare_value(p->op->kind, a, b);
-            /* A comparison whose operands' errors overlap may flip: the
-             * channel-0 value 1 marks it uncertain. */
-            if (p->reference) {
-                double slack = p->total[0][j] + p->total[1][j];
-                da = (slack > 0 && fabs(a - b) <= slack) ? 1 : 0;
-            }
-        } else {
-            v = binary_value(p->op->kind, p->dtype, a, b, &da, &db);
-            if (selection && p->reference && fabs(a - b) <= p->total[0][j] + p->total[1][j])
-                da = db = 1; /* the selection may differ: either error applies */
+        out[j * so] = compare_value(p->op->kind, a[j * sa], b[j * sb]);
+        /* A comparison whose operands' errors overlap may flip: derivative 1
+         * here marks it uncertain (channel 0 carries it). */
+        double slack = p->reference ? p->total[0][j] + p->total[1][j] : 0;
+        p->derivative[0][j] = (slack > 0 && fabs(a[j * sa] - b[j * sb]) <= slack) ? 1 : 0;
+    }
+}
+
+static void binary_row(pointwise *p, const int64_t *offsets, const int64_t *strides, int64_t n)
+{
+    int64_t sa, sb, so = strides[0];
+    const double *a = operand_row(p, 0, offsets, strides, &sa);
+    const double *b = operand_row(p, 1, offsets, strides, &sb);
+    double *out = p->out->value + offsets[0];
+    double *da = p->derivative[0], *db = p->derivative[1];
+    bool integer = fv_dtype_is_integer(p->dtype);
+    switch (p->op->kind) {
+    case FV_OP_ADD:
+        for (int64_t j = 0; j < n; j++) out[j * so] = a[j * sa] + b[j * sb], da[j] = db[j] = 1;
+        break;
+    case FV_OP_SUB:
+        for (int64_t j = 0; j < n; j++) out[j * so] = a[j * sa] - b[j * sb], da[j] = db[j] = 1;
+        break;
+    case FV_OP_MUL:
+        for (int64_t j = 0; j < n; j++) {
+            double x = a[j * sa], y = b[j * sb];
+            out[j * so] = x * y;
+            da[j] = fabs(y);
+            db[j] = fabs(x);
         }
-        out[j * strides[0]] = v;
-        p->derivative[0][j] = da;
-        p->derivative[1][j] = db;
+        break;
+    case FV_OP_DIV:
+        for (int64_t j = 0; j < n; j++) {
+            double x = a[j * sa], y = b[j * sb];
+            out[j * so] = integer ? (y == 0 ? 0 : trunc(x / y)) : x / y;
+            da[j] = 1 / fabs(y);
+            db[j] = fabs(x) / (y * y);
+        }
+        break;
+    case FV_OP_POW:
+        for (int64_t j = 0; j < n; j++) {
+            double x = a[j * sa], y = b[j * sb], v = pow(x, y);
+            out[j * so] = v;
+            da[j] = fabs(y * pow(x, y - 1));
+            db[j] = y == (double)(int64_t)y ? 0 : fabs(v * log(fabs(x)));
+        }
+        break;
+    case FV_OP_MAXIMUM:
+    case FV_OP_MINIMUM: {
+        bool maximum = p->op->kind == FV_OP_MAXIMUM;
+        if (p->reference) {
+            operand_totals(p, 0, offsets, strides, n);
+            operand_totals(p, 1, offsets, strides, n);
+        }
+        for (int64_t j = 0; j < n; j++) {
+            double x = a[j * sa], y = b[j * sb];
+            bool take_x = maximum ? x >= y : x <= y;
+            out[j * so] = isnan(x) || isnan(y) ? NAN : (take_x ? x : y);
+            da[j] = take_x;
+            db[j] = !take_x;
+            /* the selection may differ: either operand's error applies */
+            if (p->reference && fabs(x - y) <= p->total[0][j] + p->total[1][j])
+                da[j] = db[j] = 1;
+        }
+        break;
+    }
+    default:
+        break;
     }
 }
 
 static void where_row(pointwise *p, const int64_t *offsets, const int64_t *strides, int64_t n)
 {
+    int64_t sc, sa, sb, so = strides[0];
+    const double *c = operand_row(p, 0, offsets, strides, &sc);
+    const double *a = operand_row(p, 1, offsets, strides, &sa);
+    const double *b = operand_row(p, 2, offsets, strides, &sb);
     double *out = p->out->value + offsets[0];
     if (p->reference) {
         operand_totals(p, 0, offsets, strides, n);
@@ -427,18 +493,16 @@ static void where_row(pointwise *p, const int64_t *offsets, const int64_t *strid
         operand_totals(p, 2, offsets, strides, n);
     }
     for (int64_t j = 0; j < n; j++) {
-        double c = operand_value(p, 0, offsets, strides, j);
-        double a = operand_value(p, 1, offsets, strides, j);
-        double b = operand_value(p, 2, offsets, strides, j);
-        bool take_a = c != 0;
-        out[j * strides[0]] = take_a ? a : b;
+        bool take_a = c[j * sc] != 0;
+        double x = a[j * sa], y = b[j * sb];
+        out[j * so] = take_a ? x : y;
         p->derivative[0][j] = 0;
         p->derivative[1][j] = take_a;
         p->derivative[2][j] = !take_a;
         if (p->reference) /* extra error if the condition may flip */
-            p->total[0][j] = p->total[0][j] > 0 ? fabs(a - b) + (take_a ? p->total[2][j]
-                                                                         : p->total[1][j])
-                                                : 0;
+            p->total[0][j] = p->total[0][j] > 0
+                                 ? fabs(x - y) + (take_a ? p->total[2][j] : p->total[1][j])
+                                 : 0;
     }
 }
 
@@ -447,36 +511,57 @@ static void where_row(pointwise *p, const int64_t *offsets, const int64_t *strid
 static void round_row(pointwise *p, const int64_t *offsets, const int64_t *strides, int64_t n)
 {
     double *out = p->out->value + offsets[0];
-    bool narrowing = p->op->kind == FV_OP_CAST || fv_dtype_is_half(p->dtype) ||
-                     !fv_dtype_is_float(p->dtype);
-    for (int64_t j = 0; j < n; j++) {
-        double *v = &out[j * strides[0]];
-        if (!p->reference)
-            *v = emulate_round(*v, p->dtype);
-        else if (narrowing)
-            *v = fv_round_to_dtype(*v, p->dtype);
+    int64_t so = strides[0];
+    if (!p->reference) {
+        for (int64_t j = 0; j < n; j++)
+            out[j * so] = emulate_round(out[j * so], p->dtype);
+    } else if (p->narrowing) {
+        for (int64_t j = 0; j < n; j++)
+            out[j * so] = fv_round_to_dtype(out[j * so], p->dtype);
     }
 }
 
-/* Own rounding term of element j of the row (reference mode). */
-static double own_rounding(const pointwise *p, double value, int64_t j)
+/* Spacing of `dtype` numbers around |value| (fast path for the common
+ * normal range; fv_dtype_ulp elsewhere). */
+static inline double spacing(double value, fv_dtype dtype)
 {
-    fv_op_kind kind = p->op->kind;
-    fv_op_category category = fv_ir_op_category(kind);
-    if (kind == FV_OP_CAST) {
-        /* An exact input rounds the same on both sides; otherwise one ulp
-         * of the target (a flip of the rounding direction). */
-        if (p->total[0][j] == 0)
-            return 0;
-        if (!fv_dtype_is_float(p->dtype))
-            return 1;
-        return fv_dtype_ulp(value, p->dtype);
+    double magnitude = fabs(value);
+    int fraction_bits = dtype == FV_BF16 ? 7 : (dtype == FV_F16 ? 10 : 23);
+    double smallest_normal = dtype == FV_F16 ? 0x1p-14 : 0x1p-126;
+    if (magnitude >= smallest_normal && magnitude < 0x1p15) {
+        int exponent;
+        frexp(magnitude, &exponent);
+        return ldexp(1.0, exponent - 1 - fraction_bits);
     }
-    if (category == FV_CATEGORY_SHAPE || kind == FV_OP_NEG || kind == FV_OP_ABS ||
-        kind == FV_OP_MAXIMUM || kind == FV_OP_MINIMUM || category == FV_CATEGORY_COMPARE ||
-        category == FV_CATEGORY_WHERE)
-        return 0;
-    return rounding_error(op_rounding_units(kind), p->dtype, value);
+    return fv_dtype_ulp(value, dtype);
+}
+
+/* Adds the op's own rounding to the output channel of its own support. */
+static void add_own_rounding(pointwise *p, double *channel, const int64_t *offsets,
+                             const int64_t *strides, int64_t n)
+{
+    const double *values = p->out->value + offsets[0];
+    int64_t so = strides[0];
+    if (p->rounding == ROUNDING_CAST) {
+        /* An exact input rounds the same on both sides; otherwise one ulp
+         * of the target (the rounding may go the other way). */
+        bool to_float = fv_dtype_is_float(p->dtype);
+        for (int64_t j = 0; j < n; j++)
+            if (p->total[0][j] > 0)
+                channel[j * so] += to_float ? spacing(values[j * so], p->dtype) : 1;
+        return;
+    }
+    if (p->rounding != ROUNDING_OP)
+        return;
+    double unit = p->dtype == FV_F64 ? UNIT_ROUNDOFF_F64 : UNIT_ROUNDOFF_F32;
+    double factor = p->rounding_units * unit;
+    if (fv_dtype_is_half(p->dtype)) {
+        for (int64_t j = 0; j < n; j++)
+            channel[j * so] += spacing(values[j * so], p->dtype) + factor * fabs(values[j * so]);
+    } else if (fv_dtype_is_float(p->dtype)) {
+        for (int64_t j = 0; j < n; j++)
+            channel[j * so] += factor * fabs(values[j * so]);
+    }
 }
 
 /* out channel s = sum_k |d_k| e_k,s (+ own rounding, + scalar errors). */
@@ -484,8 +569,9 @@ static void channel_rows(pointwise *p, const int64_t *offsets, const int64_t *st
 {
     eval_array *out = p->out;
     bool where = p->op->kind == FV_OP_WHERE;
-    bool compare = fv_ir_op_category(p->op->kind) == FV_CATEGORY_COMPARE;
-    if (p->op->kind == FV_OP_CAST)
+    bool compare = p->category == FV_CATEGORY_COMPARE;
+    int64_t so = strides[0];
+    if (p->rounding == ROUNDING_CAST)
         operand_totals(p, 0, offsets, strides, n);
     for (unsigned s = 0; s < FV_EVAL_SUPPORTS; s++) {
         double *channel = out->channel[s];
@@ -493,38 +579,38 @@ static void channel_rows(pointwise *p, const int64_t *offsets, const int64_t *st
             continue;
         channel += offsets[0];
         for (int64_t j = 0; j < n; j++)
-            channel[j * strides[0]] = 0;
+            channel[j * so] = 0;
         if (compare) {
             if (s == 0)
                 for (int64_t j = 0; j < n; j++)
-                    channel[j * strides[0]] = p->derivative[0][j];
+                    channel[j * so] = p->derivative[0][j];
             continue;
         }
         for (int k = where ? 1 : 0; k < p->operand_count; k++) {
+            const double *d = p->derivative[k];
             if (p->is_scalar[k]) {
-                if (s == 0 && p->scalar_error[k] > 0)
+                double e = p->scalar_error[k];
+                if (s == 0 && e > 0)
                     for (int64_t j = 0; j < n; j++)
-                        channel[j * strides[0]] += p->derivative[k][j] * p->scalar_error[k];
+                        channel[j * so] += d[j] * e;
                 continue;
             }
             const double *in = p->operands[k]->channel[s];
             if (in == NULL)
                 continue;
             in += offsets[k + 1];
+            int64_t si = strides[k + 1];
             for (int64_t j = 0; j < n; j++) {
-                double e = in[j * strides[k + 1]];
-                if (e != 0)
-                    channel[j * strides[0]] += p->derivative[k][j] * e;
+                double e = in[j * si];
+                if (e != 0) /* keeps 0 * inf (an exact operand at a pole) at 0 */
+                    channel[j * so] += d[j] * e;
             }
         }
         if (where && s == 0)
             for (int64_t j = 0; j < n; j++)
-                channel[j * strides[0]] += p->total[0][j];
-        if (s == p->own) {
-            const double *values = out->value + offsets[0];
-            for (int64_t j = 0; j < n; j++)
-                channel[j * strides[0]] += own_rounding(p, values[j * strides[0]], j);
-        }
+                channel[j * so] += p->total[0][j];
+        if (s == p->own)
+            add_own_rounding(p, channel, offsets, strides, n);
     }
 }
 
@@ -532,17 +618,11 @@ static void pointwise_row(void *context, const int64_t *offsets, int64_t length,
                           const int64_t *strides)
 {
     pointwise *p = context;
-    switch (fv_ir_op_category(p->op->kind)) {
-    case FV_CATEGORY_BINARY:
-    case FV_CATEGORY_COMPARE:
-        binary_row(p, offsets, strides, length);
-        break;
-    case FV_CATEGORY_WHERE:
-        where_row(p, offsets, strides, length);
-        break;
-    default:
-        unary_row(p, offsets, strides, length);
-        break;
+    switch (p->category) {
+    case FV_CATEGORY_BINARY: binary_row(p, offsets, strides, length); break;
+    case FV_CATEGORY_COMPARE: compare_row(p, offsets, strides, length); break;
+    case FV_CATEGORY_WHERE: where_row(p, offsets, strides, length); break;
+    default: unary_row(p, offsets, strides, length); break;
     }
     round_row(p, offsets, strides, length);
     if (p->reference)
@@ -622,11 +702,23 @@ fv_status eval_kernel_pointwise(const eval_plan *plan, const fv_op *op,
         return run_movement(op, operands[0], out);
 
     const fv_fusion *fusion = plan->fusion;
-    pointwise p = {.plan = plan, .op = op, .reference = plan->mode == FV_EVAL_REFERENCE,
+    pointwise p = {.plan = plan, .op = op, .category = category,
+                   .reference = plan->mode == FV_EVAL_REFERENCE,
                    .dtype = fusion->values[op->outputs[0]].dtype,
-                   .input_dtype = fusion->values[op->inputs[0]].dtype,
                    .own = plan->values[op->outputs[0]].own_support,
                    .operand_count = op->input_count, .out = out};
+    p.narrowing = op->kind == FV_OP_CAST || fv_dtype_is_half(p.dtype) ||
+                  !fv_dtype_is_float(p.dtype);
+    p.rounding_units = op_rounding_units(op->kind);
+    if (op->kind == FV_OP_CAST)
+        p.rounding = ROUNDING_CAST;
+    else if (category == FV_CATEGORY_UNARY || category == FV_CATEGORY_BINARY)
+        p.rounding = (op->kind == FV_OP_NEG || op->kind == FV_OP_ABS ||
+                      op->kind == FV_OP_MAXIMUM || op->kind == FV_OP_MINIMUM)
+                         ? ROUNDING_NONE
+                         : ROUNDING_OP;
+    else
+        p.rounding = ROUNDING_NONE;
     loop_nest nest = {.rank = out->rank > 0 ? out->rank : 1, .array_count = 1 + op->input_count};
     for (int d = 0; d < FV_MAX_RANK; d++)
         nest.extent[d] = d < out->rank ? out->extent[d] : 1;

@@ -14,7 +14,7 @@
 #include "validate/eval_internal.h"
 #include "validate/generator.h"
 
-#define DEFAULT_BUDGET (256LL << 20)
+#define DEFAULT_BUDGET (1LL << 20) /* cache-sized blocks are fastest */
 #define MAX_CHUNKS 64
 
 typedef struct evaluation {
@@ -73,6 +73,17 @@ fv_status fv_eval_describe_output(const fv_case *c, int index, fv_eval_output *o
 static void materialize(const eval_array *array, const fv_eval_output *output, int64_t rows,
                         double *values, double *bounds)
 {
+    if (array->count == rows * output->row_elements) { /* nothing is broadcast */
+        memcpy(values, array->value, sizeof(double) * (size_t)array->count);
+        if (bounds == NULL)
+            return;
+        memset(bounds, 0, sizeof(double) * (size_t)array->count);
+        for (unsigned s = 0; s < FV_EVAL_SUPPORTS; s++)
+            if (array->channel[s] != NULL)
+                for (int64_t i = 0; i < array->count; i++)
+                    bounds[i] += array->channel[s][i];
+        return;
+    }
     int64_t logical[FV_MAX_RANK] = {1, 1, 1, 1}, stored_stride[FV_MAX_RANK] = {0, 0, 0, 0};
     int rank = output->rank;
     int64_t step = 1;

@@ -41,7 +41,8 @@ typedef enum fv_sum_order {
 
 typedef struct fv_eval_options {
     int threads;            /* worker threads; 0 = one per online core */
-    int64_t memory_budget;  /* bytes of block buffers per thread; 0 = 256 MiB */
+    int64_t memory_budget;  /* bytes of block buffers per thread (at least one row);
+                               0 = 1 MiB, which keeps blocks in cache */
     fv_eval_mode mode;
     fv_sum_order sum_order; /* emulation mode only */
     int sum_block;          /* FV_SUM_BLOCKED / FV_SUM_STRIDED (default 32) */

@@ -146,8 +146,33 @@ static float float_from_double(double value)
     return (float)value;
 }
 
+/* Rounds a double whose magnitude is within [smallest_normal, largest_safe)
+ * of the target to `fraction_bits` fraction bits, to nearest even, on its
+ * bits: the result stays a normal number of the target, so no exponent or
+ * overflow handling is needed.  Returns false outside that range. */
+static bool round_normal_fast(double value, int fraction_bits, double smallest_normal,
+                              double largest_safe, double *rounded)
+{
+    double magnitude = fabs(value);
+    if (!(magnitude >= smallest_normal && magnitude < largest_safe))
+        return false;
+    uint64_t bits = double_bits(value);
+    int dropped = 52 - fraction_bits;
+    uint64_t half = UINT64_C(1) << (dropped - 1);
+    uint64_t lowest_kept = (bits >> dropped) & 1;
+    bits += half - 1 + lowest_kept;
+    bits &= ~((UINT64_C(1) << dropped) - 1);
+    *rounded = double_from_bits(bits);
+    return true;
+}
+
 double fv_round_to_dtype(double value, fv_dtype dtype)
 {
+    double rounded;
+    if (dtype == FV_BF16 && round_normal_fast(value, 7, 0x1p-126, 0x1p126, &rounded))
+        return rounded;
+    if (dtype == FV_F16 && round_normal_fast(value, 10, 0x1p-14, 0x1p15, &rounded))
+        return rounded;
     switch (dtype) {
     case FV_F32:
         return (double)float_from_double(value);
