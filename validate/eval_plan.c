@@ -6,141 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/axes.h"
 #include "ir/round.h"
 #include "validate/eval_internal.h"
-
-/* ------------------------------------------------------- union-find */
-
-typedef struct dim_sets {
-    int32_t *parent; /* over slots value * FV_MAX_RANK + dim */
-} dim_sets;
-
-static int32_t find_slot(dim_sets *sets, int32_t slot)
-{
-    while (sets->parent[slot] != slot) {
-        sets->parent[slot] = sets->parent[sets->parent[slot]];
-        slot = sets->parent[slot];
-    }
-    return slot;
-}
-
-static int32_t slot_of(int32_t value, int dim) { return value * FV_MAX_RANK + dim; }
-
-/* Joins two dims when both iterate (broadcast dims carry no axis). */
-static void join_dims(dim_sets *sets, const fv_fusion *fusion, int32_t a, int dim_a, int32_t b,
-                      int dim_b)
-{
-    if (fusion->values[a].dims[dim_a].broadcast || fusion->values[b].dims[dim_b].broadcast)
-        return;
-    int32_t root_a = find_slot(sets, slot_of(a, dim_a));
-    int32_t root_b = find_slot(sets, slot_of(b, dim_b));
-    if (root_a != root_b)
-        sets->parent[root_a] = root_b;
-}
-
-/* Classes whose axis a reshape splits or merges cannot be streamed. */
-static void mark_broken(dim_sets *sets, bool *broken, int32_t value, int dim)
-{
-    broken[find_slot(sets, slot_of(value, dim))] = true;
-}
-
-/* Joins the dims an op maps onto each other. */
-static void join_op_dims(dim_sets *sets, bool *broken, const eval_plan *plan, const fv_op *op)
-{
-    const fv_fusion *fusion = plan->fusion;
-    int32_t out = op->outputs[0];
-    const fv_value *output = &fusion->values[out];
-    switch (fv_ir_op_category(op->kind)) {
-    case FV_CATEGORY_UNARY:
-    case FV_CATEGORY_BINARY:
-    case FV_CATEGORY_COMPARE:
-    case FV_CATEGORY_WHERE:
-        for (int i = 0; i < op->input_count; i++) {
-            const fv_value *input = &fusion->values[op->inputs[i]];
-            if (input->kind == FV_VALUE_TENSOR && input->rank == output->rank)
-                for (int d = 0; d < output->rank; d++)
-                    join_dims(sets, fusion, out, d, op->inputs[i], d);
-        }
-        return;
-    case FV_CATEGORY_REDUCTION: {
-        int kept = 0;
-        const fv_value *input = &fusion->values[op->inputs[0]];
-        for (int d = 0; d < input->rank; d++) {
-            bool reduced = false;
-            for (int a = 0; a < op->axis_count; a++)
-                reduced = reduced || op->axes[a] == d;
-            if (!reduced || op->keepdim) {
-                if (!reduced)
-                    for (int o = 0; o < op->output_count; o++)
-                        join_dims(sets, fusion, op->outputs[o], kept, op->inputs[0], d);
-                kept++;
-            }
-        }
-        return;
-    }
-    case FV_CATEGORY_FACTORY:
-        return;
-    case FV_CATEGORY_SHAPE:
-        break;
-    }
-    int32_t in = op->inputs[0];
-    const fv_value *input = &fusion->values[in];
-    switch (op->kind) {
-    case FV_OP_CAST:
-    case FV_OP_SET:
-    case FV_OP_SEGMENT_SET:
-    case FV_OP_EXPAND:
-        for (int d = 0; d < output->rank; d++)
-            join_dims(sets, fusion, out, d, in, d);
-        break;
-    case FV_OP_BROADCAST_IN_DIM:
-    case FV_OP_BROADCAST:
-        for (int i = 0; i < op->axis_count; i++)
-            join_dims(sets, fusion, out, op->axes[i], in, i);
-        break;
-    case FV_OP_PERMUTE:
-        for (int d = 0; d < output->rank; d++)
-            join_dims(sets, fusion, out, d, in, op->axes[d]);
-        break;
-    case FV_OP_SQUEEZE: {
-        int kept = 0;
-        for (int d = 0; d < input->rank; d++) {
-            bool squeezed = false;
-            for (int a = 0; a < op->axis_count; a++)
-                squeezed = squeezed || op->axes[a] == d;
-            if (!squeezed)
-                join_dims(sets, fusion, out, kept++, in, d);
-        }
-        break;
-    }
-    case FV_OP_RESHAPE: {
-        const eval_value_plan *in_plan = &plan->values[in];
-        const eval_value_plan *out_plan = &plan->values[out];
-        int prefix = 0;
-        while (prefix < input->rank && prefix < output->rank &&
-               in_plan->extent[prefix] == out_plan->extent[prefix]) {
-            join_dims(sets, fusion, out, prefix, in, prefix);
-            prefix++;
-        }
-        int suffix = 0;
-        while (suffix < input->rank - prefix && suffix < output->rank - prefix &&
-               in_plan->extent[input->rank - 1 - suffix] ==
-                   out_plan->extent[output->rank - 1 - suffix]) {
-            join_dims(sets, fusion, out, output->rank - 1 - suffix, in, input->rank - 1 - suffix);
-            suffix++;
-        }
-        for (int d = prefix; d < input->rank - suffix; d++)
-            if (!input->dims[d].broadcast)
-                mark_broken(sets, broken, in, d);
-        for (int d = prefix; d < output->rank - suffix; d++)
-            if (!output->dims[d].broadcast)
-                mark_broken(sets, broken, out, d);
-        break;
-    }
-    default:
-        break;
-    }
-}
 
 /* --------------------------------------------------------- extents */
 
@@ -192,63 +60,16 @@ static void mark_live(eval_plan *plan)
 
 static fv_status assign_classes(eval_plan *plan, bool **broken_classes)
 {
-    const fv_fusion *fusion = plan->fusion;
-    int32_t slots = fusion->value_count * FV_MAX_RANK;
-    dim_sets sets = {malloc(sizeof(int32_t) * (size_t)(slots + 1))};
-    bool *broken_slot = calloc((size_t)slots + 1, 1);
-    int32_t *class_of_root = malloc(sizeof(int32_t) * (size_t)(slots + 1));
-    if (sets.parent == NULL || broken_slot == NULL || class_of_root == NULL) {
-        free(sets.parent);
-        free(broken_slot);
-        free(class_of_root);
-        FV_FAIL(FV_ERR_NOMEM, "out of memory planning case %s", plan->c->id);
-    }
-    for (int32_t s = 0; s < slots; s++) {
-        sets.parent[s] = s;
-        class_of_root[s] = -1;
-    }
-    for (int32_t i = 0; i < plan->op_count; i++)
-        join_op_dims(&sets, broken_slot, plan, &fusion->ops[plan->order[i]]);
-    /* Broken marks were made on roots that later joins may have moved. */
-    bool *broken_root = calloc((size_t)slots + 1, 1);
-    bool *broken = NULL;
-    if (broken_root == NULL)
-        goto out_of_memory;
-    for (int32_t s = 0; s < slots; s++)
-        if (broken_slot[s])
-            broken_root[find_slot(&sets, s)] = true;
-    plan->class_count = 0;
-    for (int32_t v = 0; v < fusion->value_count; v++) {
-        const fv_value *value = &fusion->values[v];
-        if (value->kind != FV_VALUE_TENSOR || !plan->values[v].live)
-            continue;
-        for (int d = 0; d < value->rank; d++) {
-            if (value->dims[d].broadcast)
-                continue;
-            int32_t root = find_slot(&sets, slot_of(v, d));
-            if (class_of_root[root] < 0)
-                class_of_root[root] = plan->class_count++;
-            plan->values[v].dim_class[d] = class_of_root[root];
-        }
-    }
-    broken = calloc((size_t)plan->class_count + 1, 1);
-    if (broken == NULL)
-        goto out_of_memory;
-    for (int32_t s = 0; s < slots; s++)
-        if (broken_root[s] && class_of_root[s] >= 0)
-            broken[class_of_root[s]] = true;
-    free(sets.parent);
-    free(broken_slot);
-    free(broken_root);
-    free(class_of_root);
-    *broken_classes = broken;
+    fv_axes axes;
+    FV_TRY(fv_ir_axes_build(plan->fusion, plan->order, plan->op_count, &axes));
+    plan->class_count = axes.class_count;
+    for (int32_t v = 0; v < plan->fusion->value_count; v++)
+        for (int d = 0; d < FV_MAX_RANK; d++)
+            plan->values[v].dim_class[d] = plan->values[v].live ? axes.dim_class[v][d] : -1;
+    *broken_classes = axes.broken;
+    axes.broken = NULL;
+    fv_ir_axes_free(&axes);
     return FV_OK;
-out_of_memory:
-    free(sets.parent);
-    free(broken_slot);
-    free(broken_root);
-    free(class_of_root);
-    FV_FAIL(FV_ERR_NOMEM, "out of memory planning case %s", plan->c->id);
 }
 
 static bool is_reduction(const fv_op *op) { return fv_ir_op_category(op->kind) == FV_CATEGORY_REDUCTION; }
