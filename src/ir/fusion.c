@@ -358,3 +358,16 @@ fv_dtype fv_ir_half_dtype(const fv_fusion *fusion)
             return fusion->values[v].dtype;
     return FV_F32;
 }
+
+bool fv_ir_is_trivial_reduction(const fv_fusion *fusion, const fv_op *op)
+{
+    if (op->kind != FV_OP_SUM && op->kind != FV_OP_MAX)
+        return false;
+    const fv_value *input = &fusion->values[op->inputs[0]];
+    for (int a = 0; a < op->axis_count; a++) {
+        fv_dim dim = input->dims[op->axes[a]];
+        if (!dim.broadcast || dim.expanded)
+            return false;
+    }
+    return true;
+}

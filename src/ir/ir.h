@@ -311,6 +311,11 @@ static inline const fv_value *fv_ir_value(const fv_fusion *fusion, int32_t id)
     return &fusion->values[id];
 }
 
+/* True for a sum or max whose reduced dims are all plain (size-1, not
+ * expanded) broadcast dims: an identity, as in Thunder's sums over [N, 1]'s
+ * second dim.  Segmenters and schedulers treat it as element-wise. */
+bool fv_ir_is_trivial_reduction(const fv_fusion *fusion, const fv_op *op);
+
 /* True if the value is a scalar (not a tensor, not even 0-d). */
 bool fv_ir_is_scalar(const fv_fusion *fusion, int32_t id);
 

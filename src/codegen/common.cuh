@@ -1,0 +1,201 @@
+// common.cuh: device helpers every generated kernel includes: element types,
+// 16-byte vector loads and stores, rounding to half precision, reductions
+// within a warp and within a group of threads, and Welford's merge.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+// A vector of N elements, aligned to its size so that one load or store
+// instruction moves it (16 bytes at most).
+template <typename T, int N>
+struct alignas(sizeof(T) * N) fv_vector {
+    T element[N];
+};
+
+__device__ __forceinline__ float fv_to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ float fv_to_float(__half x) { return __half2float(x); }
+__device__ __forceinline__ float fv_to_float(float x) { return x; }
+
+template <typename T>
+__device__ __forceinline__ T fv_from_float(float x);
+template <>
+__device__ __forceinline__ __nv_bfloat16 fv_from_float<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+template <>
+__device__ __forceinline__ __half fv_from_float<__half>(float x) { return __float2half_rn(x); }
+template <>
+__device__ __forceinline__ float fv_from_float<float>(float x) { return x; }
+
+// Rounds a float to the nearest bf16 / fp16 value (ties to even), kept as float.
+__device__ __forceinline__ float fv_round_bf16(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
+__device__ __forceinline__ float fv_round_f16(float x) { return __half2float(__float2half_rn(x)); }
+
+// Loads N consecutive elements starting at p (aligned to N elements) as floats.
+template <int N, typename T>
+__device__ __forceinline__ void fv_load(const T *__restrict__ p, float (&out)[N])
+{
+    const fv_vector<T, N> raw = *reinterpret_cast<const fv_vector<T, N> *>(p);
+#pragma unroll
+    for (int lane = 0; lane < N; ++lane)
+        out[lane] = fv_to_float(raw.element[lane]);
+}
+
+// Stores N floats as consecutive elements of type T starting at p (aligned).
+template <int N, typename T>
+__device__ __forceinline__ void fv_store(T *__restrict__ p, const float (&in)[N])
+{
+    fv_vector<T, N> raw;
+#pragma unroll
+    for (int lane = 0; lane < N; ++lane)
+        raw.element[lane] = fv_from_float<T>(in[lane]);
+    *reinterpret_cast<fv_vector<T, N> *>(p) = raw;
+}
+
+// Double-precision and integer tensors are moved element by element.
+template <int N, typename T, typename R>
+__device__ __forceinline__ void fv_load_exact(const T *__restrict__ p, R (&out)[N])
+{
+#pragma unroll
+    for (int lane = 0; lane < N; ++lane)
+        out[lane] = static_cast<R>(p[lane]);
+}
+
+template <int N, typename T, typename R>
+__device__ __forceinline__ void fv_store_exact(T *__restrict__ p, const R (&in)[N])
+{
+#pragma unroll
+    for (int lane = 0; lane < N; ++lane)
+        p[lane] = static_cast<T>(in[lane]);
+}
+
+// max/min that propagate NaN, as the reference does.
+template <typename T>
+__device__ __forceinline__ T fv_maximum(T a, T b) { return (a != a || b != b) ? a + b : (a >= b ? a : b); }
+template <typename T>
+__device__ __forceinline__ T fv_minimum(T a, T b) { return (a != a || b != b) ? a + b : (a <= b ? a : b); }
+
+// Sums (or maxes) a value over the `width` lanes of each aligned group of a
+// warp (width a power of two <= 32); every lane of the group gets the result.
+template <typename T>
+__device__ __forceinline__ T fv_warp_sum(T value, int width)
+{
+    for (int offset = width / 2; offset > 0; offset /= 2)
+        value += __shfl_xor_sync(0xffffffffu, value, offset, width);
+    return value;
+}
+
+template <typename T>
+__device__ __forceinline__ T fv_warp_max(T value, int width)
+{
+    for (int offset = width / 2; offset > 0; offset /= 2)
+        value = fv_maximum(value, __shfl_xor_sync(0xffffffffu, value, offset, width));
+    return value;
+}
+
+// Welford state: count, mean and sum of squared deviations.
+struct fv_welford {
+    float count, mean, m2;
+};
+
+__device__ __forceinline__ void fv_welford_add(fv_welford &state, float x)
+{
+    state.count += 1.0f;
+    float delta = x - state.mean;
+    state.mean += delta / state.count;
+    state.m2 += delta * (x - state.mean);
+}
+
+__device__ __forceinline__ fv_welford fv_welford_merge(fv_welford a, fv_welford b)
+{
+    float count = a.count + b.count;
+    if (count == 0.0f)
+        return a;
+    float delta = b.mean - a.mean;
+    float share = b.count / count;
+    fv_welford merged;
+    merged.count = count;
+    merged.mean = a.mean + delta * share;
+    merged.m2 = a.m2 + b.m2 + delta * delta * a.count * share;
+    return merged;
+}
+
+__device__ __forceinline__ fv_welford fv_warp_welford(fv_welford state, int width)
+{
+    for (int offset = width / 2; offset > 0; offset /= 2) {
+        fv_welford other;
+        other.count = __shfl_xor_sync(0xffffffffu, state.count, offset, width);
+        other.mean = __shfl_xor_sync(0xffffffffu, state.mean, offset, width);
+        other.m2 = __shfl_xor_sync(0xffffffffu, state.m2, offset, width);
+        state = fv_welford_merge(state, other);
+    }
+    return state;
+}
+
+// Reduces a value over the BLOCK_X threads of this thread's row of the block
+// (threadIdx.y), every one of them getting the result.  Rows of at most 32
+// threads reduce within their warp; longer rows go through `scratch`
+// (BLOCK_Y * 32 entries), so every thread of the block must call this.
+template <int BLOCK_X, typename T, typename Combine>
+__device__ __forceinline__ T fv_row_reduce(T value, T identity, T *scratch, Combine combine)
+{
+    for (int offset = (BLOCK_X < 32 ? BLOCK_X : 32) / 2; offset > 0; offset /= 2)
+        value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset, BLOCK_X < 32 ? BLOCK_X : 32));
+    if (BLOCK_X <= 32)
+        return value;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    T *row = scratch + threadIdx.y * 32;
+    __syncthreads(); // the scratch may still be read by a previous reduction
+    if (lane == 0)
+        row[warp] = value;
+    __syncthreads();
+    value = lane < BLOCK_X / 32 ? row[lane] : identity;
+    for (int offset = 16; offset > 0; offset /= 2)
+        value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset));
+    return value;
+}
+
+struct fv_add {
+    template <typename T>
+    __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};
+
+struct fv_max {
+    template <typename T>
+    __device__ __forceinline__ T operator()(T a, T b) const { return fv_maximum(a, b); }
+};
+
+template <int BLOCK_X, typename T>
+__device__ __forceinline__ T fv_row_sum(T value, T *scratch)
+{
+    return fv_row_reduce<BLOCK_X>(value, T(0), scratch, fv_add());
+}
+
+template <int BLOCK_X, typename T>
+__device__ __forceinline__ T fv_row_max(T value, T *scratch)
+{
+    return fv_row_reduce<BLOCK_X>(value, T(-INFINITY), scratch, fv_max());
+}
+
+// Welford merge over the BLOCK_X threads of a row; `scratch` holds
+// BLOCK_Y * 96 floats (count, mean and m2 of up to 32 warps per row).
+template <int BLOCK_X>
+__device__ __forceinline__ fv_welford fv_row_welford(fv_welford state, float *scratch)
+{
+    state = fv_warp_welford(state, BLOCK_X < 32 ? BLOCK_X : 32);
+    if (BLOCK_X <= 32)
+        return state;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    float *row = scratch + threadIdx.y * 96;
+    __syncthreads();
+    if (lane == 0) {
+        row[warp] = state.count;
+        row[32 + warp] = state.mean;
+        row[64 + warp] = state.m2;
+    }
+    __syncthreads();
+    fv_welford partial = {0.0f, 0.0f, 0.0f};
+    if (lane < BLOCK_X / 32) {
+        partial.count = row[lane];
+        partial.mean = row[32 + lane];
+        partial.m2 = row[64 + lane];
+    }
+    return fv_warp_welford(partial, 32);
+}

@@ -1,0 +1,93 @@
+/* emit.h: writes a segment's element-wise math as CUDA C into a family's
+ * kernel skeleton.
+ *
+ * Generated code is meant to be read: each fusion value becomes a local `vN`
+ * (N its value id) with a comment giving the op, the source name and line;
+ * values that vary along the vectorized inner axis are arrays of one element
+ * per lane, the others plain scalars.  Skeletons (`*.cuh`, embedded at build
+ * time) contain `@NAME@` placeholders that the families fill with sections
+ * this module writes.
+ *
+ * Kernel parameters follow one convention for every family:
+ *   the segment's tensor inputs (const pointers, in input order),
+ *   its outputs (pointers, in output order),
+ *   the scalars the host computes (double), in fv_codegen_scalar_params order,
+ *   long long outer, long long inner (canonical extents),
+ *   float *workspace, unsigned *semaphores (zeroed scratch, may be unused).
+ */
+#ifndef FV_CODEGEN_EMIT_H
+#define FV_CODEGEN_EMIT_H
+
+#include "common/text.h"
+#include "schedule/schedule.h"
+
+extern const char fv_skeleton_common[];
+extern const char fv_skeleton_pointwise[];
+extern const char fv_skeleton_inner_reduction[];
+extern const char fv_skeleton_outer_reduction[];
+
+typedef struct fv_emitter {
+    const fv_segment_view *view;
+    int vector;             /* lanes per thread along the inner axis */
+    fv_text *out;           /* the section being written */
+    int indent;             /* spaces */
+    bool *declared;         /* per value id: declared in the current scope */
+} fv_emitter;
+
+/* Index expressions of the element a thread is at. */
+typedef struct fv_emit_index {
+    const char *outer;  /* e.g. "row" (ignored if the segment has no outer axis) */
+    const char *inner;  /* e.g. "column" (first of the thread's lanes) */
+} fv_emit_index;
+
+fv_status fv_codegen_begin(fv_emitter *emitter, const fv_segment_view *view, int vector);
+void fv_codegen_end(fv_emitter *emitter);
+
+/* Which canonical axes a value spans, seen as [outer, inner]. */
+bool fv_codegen_spans_inner(const fv_segment_view *view, int32_t value);
+bool fv_codegen_spans_outer(const fv_segment_view *view, int32_t value);
+
+/* Scalars the kernel receives as parameters (non-literal scalars the live ops
+ * use), in parameter order; returns the count.  `ids` holds value_count. */
+int32_t fv_codegen_scalar_params(const fv_segment_view *view, int32_t *ids);
+
+/* The kernel's parameter list (without parentheses), one per line. */
+void fv_codegen_parameters(const fv_segment_view *view, fv_text *out);
+
+/* Emits the loads and ops that compute every value with targets[v] set
+ * (and whatever they need) that is not declared yet, in topological order.
+ * Reductions are not emitted: their results must have been declared. */
+void fv_codegen_compute(fv_emitter *emitter, const bool *targets, fv_emit_index where);
+
+/* Declares `value` as `expression` (e.g. a reduction's result), scalar. */
+void fv_codegen_declare(fv_emitter *emitter, int32_t value, const char *expression);
+
+/* Declares a value that spans the inner axis from a per-lane array. */
+void fv_codegen_declare_lanes(fv_emitter *emitter, int32_t value, const char *array);
+
+/* Stores output `position` (value `value`) at `where`, converting to its dtype. */
+void fv_codegen_store(fv_emitter *emitter, int position, int32_t value, fv_emit_index where);
+
+/* Saves / restores the declared set around a scope. */
+bool *fv_codegen_save(const fv_emitter *emitter);
+void fv_codegen_restore(fv_emitter *emitter, bool *saved);
+
+/* Expression of `value` at lane `lane` ("v12[lane]", "v9", a literal...). */
+void fv_codegen_value(const fv_emitter *emitter, int32_t value, const char *lane, char *buffer,
+                      size_t size);
+
+/* Register type of a dtype's values in kernels: "float", "double", ... */
+const char *fv_codegen_register_type(fv_dtype dtype);
+
+/* Appends a line at the emitter's indentation. */
+void fv_codegen_line(fv_emitter *emitter, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Copies `skeleton`, replacing each line that holds only "@NAME@" by the
+ * section of that name (re-indented to the placeholder's column) and each
+ * "@NAME@" inside a line by the section's text.  FV_ERR_INTERNAL names an
+ * unknown placeholder. */
+fv_status fv_codegen_fill(const char *skeleton, const char *const *names,
+                          const char *const *sections, int count, fv_text *out);
+
+#endif

@@ -1,0 +1,39 @@
+/* family.h: helpers the scheduler families share: checks every family makes,
+ * vector widths, and the head of every generated kernel.  Private to
+ * src/schedule/. */
+#ifndef FV_SCHEDULE_FAMILY_H
+#define FV_SCHEDULE_FAMILY_H
+
+#include "codegen/emit.h"
+#include "schedule/schedule.h"
+
+/* Sets why and returns false. */
+bool fv_family_reject(char *why, size_t size, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The view is canonical and every output is a tensor without expanded
+ * broadcast dims. */
+bool fv_family_common_checks(const fv_segment_view *view, char *why, size_t size);
+
+/* The reductions among the segment's live ops, topological; returns count. */
+int fv_family_reductions(const fv_segment_view *view, const fv_op **reductions, int capacity);
+
+/* Largest power of two <= 16 bytes / element size over the tensors spanning
+ * the inner axis that divides `inner`. */
+int fv_family_vector_width(const fv_segment_view *view, int64_t inner);
+
+int fv_family_pow2_ceil(int64_t value);
+int fv_family_pow2_floor(int64_t value);
+
+/* Canonical extents of a case: [outer, inner] (outer 1 without an outer axis). */
+void fv_family_extents(const fv_segment_view *view, const fv_case *c, int64_t *outer,
+                       int64_t *inner);
+
+/* Appends the common header, a comment naming the family and parameters,
+ * and then `body` (the filled skeleton). */
+void fv_family_kernel_head(const char *family, const fv_schedule_params *params, fv_text *source);
+
+/* Text of a number, for skeleton sections. */
+const char *fv_family_number(char *buffer, int value);
+
+#endif

@@ -1,0 +1,263 @@
+/* inner_reduction.c: the inner-reduction family: rows of [outer, inner]
+ * reduced over the inner axis (sum, max, var_mean), with element-wise math
+ * before the reductions and a row-level epilogue after them.  One group of
+ * threads per row, several rows per block when rows are short. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedule/family.h"
+
+enum { MAX_REDUCTIONS = 16 };
+
+static int inner_bit(const fv_segment_view *view) { return 1 << (view->axis_count - 1); }
+
+static bool inner_accepts(const fv_segment_view *view, char *why, size_t size)
+{
+    if (!fv_family_common_checks(view, why, size))
+        return false;
+    const fv_op *reductions[MAX_REDUCTIONS];
+    int count = fv_family_reductions(view, reductions, MAX_REDUCTIONS);
+    if (count == 0)
+        return fv_family_reject(why, size, "inner_reduction: no reduction");
+    if (view->axis_count == 0 || view->reduced_axes != inner_bit(view))
+        return fv_family_reject(why, size, "inner_reduction: a reduction is not over the inner axis");
+    for (int32_t v = 0; v < view->fusion->value_count; v++) {
+        if (view->after_reduction[v] && fv_codegen_spans_inner(view, v)) {
+            char label[40];
+            return fv_family_reject(why, size,
+                                    "inner_reduction: %s uses a reduced value along the reduced "
+                                    "axis (a normalization)",
+                                    fv_ir_value_label(view->fusion, v, label));
+        }
+    }
+    for (int r = 0; r < count; r++)
+        if (view->after_reduction[reductions[r]->inputs[0]])
+            return fv_family_reject(why, size, "inner_reduction: chained reductions");
+    return true;
+}
+
+static fv_status inner_choose(const fv_segment_view *view, const fv_case *c,
+                              const fv_device *device, fv_schedule_params *params)
+{
+    int64_t outer, inner;
+    fv_family_extents(view, c, &outer, &inner);
+    memset(params, 0, sizeof *params);
+    params->vector = fv_family_vector_width(view, inner);
+    int64_t vectors = inner / params->vector;
+    params->block_x = fv_family_pow2_ceil(vectors);
+    if (params->block_x < 32)
+        params->block_x = 32;
+    if (params->block_x > 512)
+        params->block_x = 512;
+    params->block_y = params->block_x >= 256 ? 1 : 256 / params->block_x;
+    params->grid_limit = device->sm_count * 8;
+    snprintf(params->description, sizeof params->description,
+             "inner reduction of [%lld, %lld]: %d threads per row, %d rows per block, "
+             "%d-element vectors, at most %d blocks",
+             (long long)outer, (long long)inner, params->block_x, params->block_y,
+             params->vector, params->grid_limit);
+    return FV_OK;
+}
+
+/* ------------------------------------------------------------ emitting */
+
+typedef struct inner_sections {
+    fv_text prologue, accumulators, body, reduce, epilogue, parameters;
+} inner_sections;
+
+static const char *accumulator_type(const fv_fusion *fusion, const fv_op *op)
+{
+    if (op->kind == FV_OP_VAR_MEAN)
+        return "fv_welford";
+    return fv_codegen_register_type(fusion->values[op->outputs[0]].dtype);
+}
+
+static void emit_accumulators(fv_emitter *e, const fv_op *const *reductions, int count)
+{
+    for (int r = 0; r < count; r++) {
+        const char *type = accumulator_type(e->view->fusion, reductions[r]);
+        const char *start = reductions[r]->kind == FV_OP_VAR_MEAN ? "{0.0f, 0.0f, 0.0f}"
+                            : reductions[r]->kind == FV_OP_MAX    ? "-INFINITY"
+                                                                  : "0";
+        fv_codegen_line(e, "%s accumulator%d = %s;  // %s", type, r, start,
+                        fv_ir_op_name(reductions[r]->kind));
+    }
+}
+
+static void emit_accumulate(fv_emitter *e, const fv_op *const *reductions, int count)
+{
+    for (int r = 0; r < count; r++) {
+        char input[64];
+        fv_codegen_value(e, reductions[r]->inputs[0], "lane", input, sizeof input);
+        fv_codegen_line(e, "#pragma unroll");
+        fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", e->vector);
+        if (reductions[r]->kind == FV_OP_VAR_MEAN)
+            fv_codegen_line(e, "    fv_welford_add(accumulator%d, %s);", r, input);
+        else if (reductions[r]->kind == FV_OP_MAX)
+            fv_codegen_line(e, "    accumulator%d = fv_maximum(accumulator%d, %s);", r, r, input);
+        else
+            fv_codegen_line(e, "    accumulator%d += %s;", r, input);
+    }
+}
+
+/* Combines each row group's accumulators and declares the results. */
+static void emit_reduce(fv_emitter *e, const fv_op *const *reductions, int count, int block_x)
+{
+    const fv_fusion *fusion = e->view->fusion;
+    for (int r = 0; r < count; r++) {
+        const fv_op *op = reductions[r];
+        char expression[128];
+        if (op->kind == FV_OP_VAR_MEAN) {
+            fv_codegen_line(e, "accumulator%d = fv_row_welford<%d>(accumulator%d, reduction_scratch);",
+                            r, block_x, r);
+            snprintf(expression, sizeof expression, "accumulator%d.m2 / (accumulator%d.count - %lld.0f)",
+                     r, r, (long long)op->correction);
+            fv_codegen_declare(e, op->outputs[0], expression);
+            snprintf(expression, sizeof expression, "accumulator%d.mean", r);
+            fv_codegen_declare(e, op->outputs[1], expression);
+            continue;
+        }
+        fv_codegen_line(e, "accumulator%d = fv_row_%s<%d>(accumulator%d, reduction_scratch);", r,
+                        op->kind == FV_OP_MAX ? "max" : "sum", block_x, r);
+        fv_dtype dtype = fusion->values[op->outputs[0]].dtype;
+        snprintf(expression, sizeof expression, "%saccumulator%d%s",
+                 dtype == FV_BF16 ? "fv_round_bf16(" : (dtype == FV_F16 ? "fv_round_f16(" : ""), r,
+                 fv_dtype_is_half(dtype) ? ")" : "");
+        fv_codegen_declare(e, op->outputs[0], expression);
+    }
+}
+
+/* Marks the values needed to compute `targets` (ignoring what is declared). */
+static void needed_closure(const fv_segment_view *view, bool *needed)
+{
+    for (int32_t i = view->op_count - 1; i >= 0; i--) {
+        const fv_op *op = &view->fusion->ops[view->order[i]];
+        bool wanted = false;
+        for (int k = 0; k < op->output_count; k++)
+            wanted = wanted || needed[op->outputs[k]];
+        if (wanted)
+            for (int k = 0; k < op->input_count; k++)
+                needed[op->inputs[k]] = true;
+    }
+}
+
+static fv_status emit_sections(const fv_segment_view *view, const fv_schedule_params *params,
+                               inner_sections *s)
+{
+    const fv_fusion *fusion = view->fusion;
+    const fv_op *reductions[MAX_REDUCTIONS];
+    int count = fv_family_reductions(view, reductions, MAX_REDUCTIONS);
+    fv_emitter e;
+    FV_TRY(fv_codegen_begin(&e, view, params->vector));
+    bool *targets = calloc((size_t)fusion->value_count + 1, sizeof(bool));
+    if (targets == NULL) {
+        fv_codegen_end(&e);
+        FV_FAIL(FV_ERR_NOMEM, "out of memory emitting a kernel");
+    }
+    /* Row prologue: values that do not vary along the row, before any reduction. */
+    for (int r = 0; r < count; r++)
+        targets[reductions[r]->inputs[0]] = true;
+    for (int32_t o = 0; o < fusion->output_count; o++)
+        targets[fusion->outputs[o]] = true;
+    needed_closure(view, targets);
+    for (int32_t v = 0; v < fusion->value_count; v++)
+        targets[v] = targets[v] && fusion->values[v].kind == FV_VALUE_TENSOR &&
+                     !fv_codegen_spans_inner(view, v) && !view->after_reduction[v];
+    e.out = &s->prologue;
+    fv_codegen_compute(&e, targets, (fv_emit_index){"safe_row", "0"});
+    e.out = &s->accumulators;
+    emit_accumulators(&e, reductions, count);
+    /* Body: reduction inputs and the outputs that span the row. */
+    bool *before_body = fv_codegen_save(&e);
+    memset(targets, 0, (size_t)fusion->value_count + 1);
+    for (int r = 0; r < count; r++)
+        targets[reductions[r]->inputs[0]] = true;
+    e.out = &s->body;
+    e.indent = 0;
+    fv_codegen_compute(&e, targets, (fv_emit_index){"safe_row", "column"});
+    for (int32_t o = 0; o < fusion->output_count; o++) {
+        int32_t id = fusion->outputs[o];
+        if (!fv_codegen_spans_inner(view, id))
+            continue;
+        memset(targets, 0, (size_t)fusion->value_count + 1);
+        targets[id] = true;
+        fv_codegen_compute(&e, targets, (fv_emit_index){"safe_row", "column"});
+        fv_codegen_store(&e, (int)o, id, (fv_emit_index){"row", "column"});
+    }
+    emit_accumulate(&e, reductions, count);
+    fv_codegen_restore(&e, before_body);
+    e.out = &s->reduce;
+    emit_reduce(&e, reductions, count, params->block_x);
+    /* Epilogue: the row-level outputs. */
+    e.out = &s->epilogue;
+    for (int32_t o = 0; o < fusion->output_count; o++) {
+        int32_t id = fusion->outputs[o];
+        if (fv_codegen_spans_inner(view, id))
+            continue;
+        memset(targets, 0, (size_t)fusion->value_count + 1);
+        targets[id] = true;
+        fv_codegen_compute(&e, targets, (fv_emit_index){"row", "0"});
+        fv_codegen_store(&e, (int)o, id, (fv_emit_index){"row", "0"});
+    }
+    fv_codegen_parameters(view, &s->parameters);
+    free(targets);
+    fv_codegen_end(&e);
+    return FV_OK;
+}
+
+static fv_status inner_emit(const fv_segment_view *view, const fv_schedule_params *params,
+                            const char *kernel_name, fv_text *source)
+{
+    inner_sections s = {0};
+    fv_status status = emit_sections(view, params, &s);
+    if (status == FV_OK) {
+        char threads[16], vector[16], block_x[16], block_y[16];
+        const char *names[] = {"THREADS", "KERNEL_NAME", "PARAMETERS", "VECTOR", "BLOCK_X",
+                               "BLOCK_Y", "ROW_PROLOGUE", "ACCUMULATORS", "BODY", "REDUCE",
+                               "EPILOGUE"};
+        const char *sections[] = {fv_family_number(threads, params->block_x * params->block_y),
+                                  kernel_name, fv_text_str(&s.parameters),
+                                  fv_family_number(vector, params->vector),
+                                  fv_family_number(block_x, params->block_x),
+                                  fv_family_number(block_y, params->block_y),
+                                  fv_text_str(&s.prologue), fv_text_str(&s.accumulators),
+                                  fv_text_str(&s.body), fv_text_str(&s.reduce),
+                                  fv_text_str(&s.epilogue)};
+        fv_family_kernel_head("inner_reduction", params, source);
+        status = fv_codegen_fill(fv_skeleton_inner_reduction, names, sections, 11, source);
+    }
+    fv_text_free(&s.prologue);
+    fv_text_free(&s.accumulators);
+    fv_text_free(&s.body);
+    fv_text_free(&s.reduce);
+    fv_text_free(&s.epilogue);
+    fv_text_free(&s.parameters);
+    return status;
+}
+
+static fv_status inner_launch(const fv_segment_view *view, const fv_schedule_params *params,
+                              const fv_case *c, const fv_device *device, fv_launch_shape *shape)
+{
+    int64_t outer, inner;
+    fv_family_extents(view, c, &outer, &inner);
+    memset(shape, 0, sizeof *shape);
+    int64_t blocks = (outer + params->block_y - 1) / params->block_y;
+    if (blocks > params->grid_limit)
+        blocks = params->grid_limit;
+    shape->grid[0] = (int)(blocks < 1 ? 1 : blocks);
+    shape->grid[1] = shape->grid[2] = 1;
+    shape->block[0] = params->block_x;
+    shape->block[1] = params->block_y;
+    shape->block[2] = 1;
+    (void)device;
+    return FV_OK;
+}
+
+const fv_scheduler fv_sched_inner_reduction = {
+    .name = "inner_reduction",
+    .accepts = inner_accepts,
+    .choose = inner_choose,
+    .emit = inner_emit,
+    .launch = inner_launch,
+};

@@ -1,0 +1,40 @@
+/* registry.c: the scheduler families in the order the segmenter asks them. */
+#include <stdio.h>
+#include <string.h>
+
+#include "schedule/schedule.h"
+
+static const fv_scheduler *const registry[] = {
+    &fv_sched_pointwise,
+    &fv_sched_inner_reduction,
+    &fv_sched_outer_reduction,
+    NULL,
+};
+
+const fv_scheduler *const *fv_sched_registry(void) { return registry; }
+
+const fv_scheduler *fv_sched_find(const fv_segment_view *view, char *why, size_t why_size)
+{
+    size_t used = 0;
+    if (why_size > 0)
+        why[0] = '\0';
+    for (int i = 0; registry[i] != NULL; i++) {
+        char reason[320] = "";
+        if (registry[i]->accepts(view, reason, sizeof reason))
+            return registry[i];
+        if (used < why_size) {
+            int written = snprintf(why + used, why_size - used, "%s%s", used ? "; " : "", reason);
+            if (written > 0)
+                used += (size_t)written;
+        }
+    }
+    return NULL;
+}
+
+const fv_scheduler *fv_sched_by_name(const char *name)
+{
+    for (int i = 0; registry[i] != NULL; i++)
+        if (strcmp(registry[i]->name, name) == 0)
+            return registry[i];
+    return NULL;
+}

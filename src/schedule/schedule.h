@@ -1,0 +1,109 @@
+/* schedule.h: scheduler families behind one table of function pointers.
+ *
+ * A segment (a part of a fusion that becomes one kernel) is seen through its
+ * canonical view: its axis classes are merged, outer to inner, into at most
+ * two canonical axes whenever adjacent classes are spanned by the same tensors
+ * and reduced alike, so a [B, S, H] layer norm is scheduled as [B*S, H] and a
+ * purely element-wise [N, H] fusion as one flat axis.  Each family decides
+ * whether it accepts a segment, chooses parameters for a case on a device,
+ * emits the CUDA source, and gives the launch shape.  Nothing outside a family
+ * switches on the family: callers go through the table.
+ */
+#ifndef FV_SCHEDULE_SCHEDULE_H
+#define FV_SCHEDULE_SCHEDULE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/text.h"
+#include "ir/axes.h"
+#include "ir/case.h"
+#include "schedule/device.h"
+
+#define FV_CANONICAL_MAX_AXES 2
+
+/* A segment as a scheduler sees it. */
+typedef struct fv_segment_view {
+    const fv_fusion *fusion;  /* the segment as a fusion (its own inputs and outputs) */
+    int32_t *order;           /* its live ops, topological */
+    int32_t op_count;
+    fv_axes axes;
+    int axis_count;           /* canonical axes: 0 (scalars), 1 [inner] or 2 [outer, inner] */
+    int32_t axis_classes[FV_CANONICAL_MAX_AXES][FV_MAX_RANK]; /* classes in each, outer first */
+    int axis_class_count[FV_CANONICAL_MAX_AXES];
+    uint8_t *spans;           /* per value id: bit a set = spans canonical axis a */
+    uint8_t reduced_axes;     /* bit a: some reduction reduces canonical axis a */
+    bool *after_reduction;    /* per value id: depends on a reduction in the segment */
+    bool canonical;           /* false: the segment has no canonical view (see why) */
+    char why[256];
+} fv_segment_view;
+
+/* Builds the view of a segment fusion.  A segment without a canonical view
+ * (more than two canonical axes, a tensor spanning part of a merged axis, a
+ * non-contiguous or permuted input, a broken reshape) is still returned with
+ * canonical = false and the reason in `why`; only allocation fails. */
+fv_status fv_sched_view_build(const fv_fusion *segment, fv_segment_view *view);
+void fv_sched_view_free(fv_segment_view *view);
+
+/* Extent of canonical axis `axis` in a case (product of its classes'
+ * extents); 1 for a missing axis. */
+int64_t fv_sched_axis_extent(const fv_segment_view *view, const fv_case *c, int axis);
+
+/* True if value `id` depends, through the segment's ops, on a reduction. */
+bool fv_sched_after_reduction(const fv_segment_view *view, int32_t id);
+
+/* ------------------------------------------------------------- families */
+
+typedef struct fv_launch_shape {
+    int grid[3];
+    int block[3];
+    int dynamic_shared_bytes;
+    int64_t workspace_bytes;  /* device scratch (floats) the kernel needs */
+    int semaphore_count;      /* zeroed unsigned counters the kernel needs */
+    bool cooperative;         /* needs a cooperative launch (grid sync) */
+} fv_launch_shape;
+
+/* Parameters a family chose for one case.  The fields a family does not use
+ * stay 0; `description` says what was chosen and why. */
+typedef struct fv_schedule_params {
+    int vector;          /* elements per vector access (16 bytes / element size, or less) */
+    int block_x, block_y;
+    int rows_per_block;
+    int grid_limit;      /* at most this many blocks on the grid-strided axis */
+    int serial;          /* elements per thread in the serial (persistent) loop */
+    int extra[8];        /* family-specific */
+    char description[512];
+} fv_schedule_params;
+
+typedef struct fv_scheduler {
+    const char *name;  /* "pointwise", "inner_reduction", ... */
+    /* Whether the family can take this segment; if not, `why` says why. */
+    bool (*accepts)(const fv_segment_view *view, char *why, size_t why_size);
+    /* Parameters for a case on a device.  FV_ERR_UNSUPPORTED if the sizes
+     * do not fit (e.g. a row too large for a persistent kernel). */
+    fv_status (*choose)(const fv_segment_view *view, const fv_case *c, const fv_device *device,
+                        fv_schedule_params *params);
+    /* The kernel's CUDA source, one `extern "C" __global__` named `kernel_name`. */
+    fv_status (*emit)(const fv_segment_view *view, const fv_schedule_params *params,
+                      const char *kernel_name, fv_text *source);
+    /* Grid, block, shared memory and workspace for a case. */
+    fv_status (*launch)(const fv_segment_view *view, const fv_schedule_params *params,
+                        const fv_case *c, const fv_device *device, fv_launch_shape *shape);
+} fv_scheduler;
+
+/* The families in priority order, NULL-terminated. */
+const fv_scheduler *const *fv_sched_registry(void);
+
+/* The first family in the registry that accepts the segment, or NULL with
+ * each family's reason joined in `why`. */
+const fv_scheduler *fv_sched_find(const fv_segment_view *view, char *why, size_t why_size);
+
+/* The family with this name, or NULL. */
+const fv_scheduler *fv_sched_by_name(const char *name);
+
+/* The families (defined in their own files). */
+extern const fv_scheduler fv_sched_pointwise;
+extern const fv_scheduler fv_sched_inner_reduction;
+extern const fv_scheduler fv_sched_outer_reduction;
+
+#endif
