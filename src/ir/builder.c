@@ -553,10 +553,11 @@ fv_status fv_ir_expand(fv_fusion *fusion, int32_t input, const fv_dim *shape, in
             dims[d] = in;
         }
     }
+    int rank = source->rank; /* `source` points into values[], which may move */
     int32_t op_id;
     FV_TRY(new_op_with_output(fusion, FV_OP_EXPAND, &input, 1, FV_VALUE_TENSOR, source->dtype,
-                              source->rank, &op_id, out));
-    memcpy(fusion->values[*out].dims, dims, sizeof(fv_dim) * (size_t)source->rank);
+                              rank, &op_id, out));
+    memcpy(fusion->values[*out].dims, dims, sizeof(fv_dim) * (size_t)rank);
     return FV_OK;
 }
 
@@ -633,13 +634,14 @@ fv_status fv_ir_permute(fv_fusion *fusion, int32_t input, const int *order, int3
         seen[axis] = true;
         axes[d] = (int8_t)axis;
     }
+    int rank = source->rank; /* `source` points into values[], which may move */
     int32_t op_id;
     FV_TRY(new_op_with_output(fusion, FV_OP_PERMUTE, &input, 1, FV_VALUE_TENSOR, source->dtype,
-                              source->rank, &op_id, out));
+                              rank, &op_id, out));
     fv_op *op = &fusion->ops[op_id];
-    op->axis_count = source->rank;
-    memcpy(op->axes, axes, (size_t)source->rank);
-    for (int d = 0; d < source->rank; d++)
+    op->axis_count = rank;
+    memcpy(op->axes, axes, (size_t)rank);
+    for (int d = 0; d < rank; d++)
         fusion->values[*out].dims[d] = fusion->values[input].dims[axes[d]];
     return FV_OK;
 }
