@@ -75,7 +75,7 @@ typedef struct fv_case_list {
 
 /* Expands one sweep file and appends its cases to list->cases (all of them
  * or none).  If `definition_path` is not NULL it receives the path of the
- * definition the sweep names ("" if it got that far).  On failure the list
+ * definition the sweep names ("" if reading stopped before that).  On failure the list
  * is unchanged and the status is FV_ERR_INPUT / FV_ERR_UNSUPPORTED
  * ("path:line:column: ..."), FV_ERR_NOT_FOUND / FV_ERR_IO (the sweep file
  * itself cannot be read) or FV_ERR_NOMEM. */
