@@ -13,17 +13,7 @@
 #include <time.h>
 
 #include "frontend/frontend.h"
-#include "ir/round.h"
 #include "test_support.h"
-
-/* case.c calls fv_round_to_dtype, which src/ir/round.c provides once the
- * generator branch is merged.  Until then this weak stand-in lets the suite
- * link; the frontend never evaluates scalars, so it is not called here. */
-__attribute__((weak)) double fv_round_to_dtype(double value, fv_dtype dtype)
-{
-    (void)dtype;
-    return value;
-}
 
 /* ------------------------------------------------------------ sources */
 

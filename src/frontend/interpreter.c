@@ -415,22 +415,6 @@ static fv_status check_list_length(const interpreter *it, const char *function, 
 
 static int rank_of(const interpreter *it, int32_t value) { return it->fusion->values[value].rank; }
 
-/* WORKAROUND for src/ir/builder.c: fv_ir_expand and fv_ir_permute read their
- * input through a pointer into fusion->values after appending the output
- * value, and appending may move the array (a use after free).  Until the
- * builder is fixed, make room for the output first so that nothing moves. */
-static fv_status reserve_output_value(fv_fusion *fusion)
-{
-    if (fusion->value_count < fusion->value_capacity)
-        return FV_OK;
-    int32_t capacity = fusion->value_capacity > 0 ? fusion->value_capacity * 2 : 16;
-    fv_value *grown = realloc(fusion->values, sizeof *grown * (size_t)capacity);
-    FV_CHECK_ALLOC(grown);
-    fusion->values = grown;
-    fusion->value_capacity = capacity;
-    return FV_OK;
-}
-
 /* ---------------------------------------------------------- fd.ops.* */
 
 typedef struct op_entry op_entry;
@@ -529,7 +513,6 @@ static fv_status op_expand(interpreter *it, const node *call, const op_entry *op
     FV_TRY(argument_tensor(it, op->name, arguments[0], &input));
     FV_TRY(argument_shape(it, op->name, arguments[1], &rank, shape));
     FV_TRY(check_list_length(it, op->name, arguments[1], "shape", rank, rank_of(it, input)));
-    FV_TRY(reserve_output_value(it->fusion));
     locate(it, call);
     FV_TRY(built(it, call, fv_ir_expand(it->fusion, input, shape, &out->value)));
     *out = value_object(out->value);
@@ -593,7 +576,6 @@ static fv_status op_permute(interpreter *it, const node *call, const op_entry *o
     FV_TRY(argument_tensor(it, op->name, arguments[0], &input));
     FV_TRY(argument_int_list(it, op->name, arguments[1], "dims", order, &count));
     FV_TRY(check_list_length(it, op->name, arguments[1], "dims", count, rank_of(it, input)));
-    FV_TRY(reserve_output_value(it->fusion));
     locate(it, call);
     FV_TRY(built(it, call, fv_ir_permute(it->fusion, input, order, &out->value)));
     *out = value_object(out->value);

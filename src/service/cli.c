@@ -1,18 +1,29 @@
-/* cli.c: sub-command dispatch and option parsing for fuservalidate. */
+/* cli.c: sub-command dispatch for fuservalidate. */
 #include <stdio.h>
 #include <string.h>
 
 #include "common/status.h"
 #include "service/cli.h"
+#include "service/commands.h"
 
 static void print_usage(FILE *stream)
 {
     fprintf(stream,
-            "usage: fuservalidate [run] [options] PATH...   run cases (files, sweeps, directories)\n"
-            "       fuservalidate show CASE                 print IR, segments, schedule, CUDA\n"
-            "       fuservalidate refs PATH... [--refs DIR] [-j N]   build or verify references\n"
-            "       fuservalidate compare OLD.h5 NEW.h5     report regressions between archives\n"
-            "       fuservalidate --version\n");
+            "usage: fuservalidate [run] [options] PATH...      run cases (files, sweeps, directories)\n"
+            "       fuservalidate show CASE-ID|FILE [PATH...]  print a case: inputs, outputs, IR\n"
+            "       fuservalidate refs [options] PATH...       build or verify reference store\n"
+            "       fuservalidate --version\n"
+            "options:\n"
+            "  --refs DIR             reference store (default $FV_REFS_DIR or\n"
+            "                         ~/.cache/fuservalidate/refs)\n"
+            "  --filter GLOB          only cases whose id matches GLOB\n"
+            "  -j, --jobs N           threads for references (default: all cores)\n"
+            "  --max-ref-bytes SIZE   keep references up to SIZE per case (default 2G)\n"
+            "  --memory-budget SIZE   evaluator buffers per thread (default 1M)\n"
+            "  --include-large        refs: evaluate cases above the size limit (not stored)\n"
+            "  --no-verify            refs: trust stored entries without reading them back\n"
+            "  --tolerance POLICY     bound (default) or nvfuser\n"
+            "exit status: 0 all passed, 1 some case failed, 2 the harness failed\n");
 }
 
 int fv_cli_main(int argc, char **argv)
@@ -25,6 +36,30 @@ int fv_cli_main(int argc, char **argv)
         print_usage(stdout);
         return 0;
     }
-    print_usage(stderr);
-    return fv_status_exit_code(FV_ERR_USAGE);
+    const char *command = "run";
+    int skip = 1;
+    if (argc >= 2 && (strcmp(argv[1], "run") == 0 || strcmp(argv[1], "show") == 0 ||
+                      strcmp(argv[1], "refs") == 0)) {
+        command = argv[1];
+        skip = 2;
+    }
+    /* getopt_long sees the arguments after the sub-command as argv[1...]. */
+    argv[skip - 1] = argv[0];
+    fv_options options;
+    fv_status status = fv_options_parse(command, argc - skip + 1, argv + skip - 1, &options);
+    if (status != FV_OK) {
+        fprintf(stderr, "fuservalidate: %s\n", fv_error_message());
+        print_usage(stderr);
+        fv_options_free(&options);
+        return fv_status_exit_code(status);
+    }
+    int exit_code;
+    if (strcmp(command, "show") == 0)
+        exit_code = fv_command_show(&options);
+    else if (strcmp(command, "refs") == 0)
+        exit_code = fv_command_refs(&options);
+    else
+        exit_code = fv_command_run(&options);
+    fv_options_free(&options);
+    return exit_code;
 }

@@ -1,0 +1,148 @@
+/* options.c: option parsing with getopt_long, and case selection. */
+#include <errno.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "service/options.h"
+#include "validate/store.h"
+
+enum {
+    OPTION_REFS = 1000,
+    OPTION_FILTER,
+    OPTION_MAX_REF_BYTES,
+    OPTION_MEMORY_BUDGET,
+    OPTION_INCLUDE_LARGE,
+    OPTION_NO_VERIFY,
+    OPTION_TOLERANCE,
+};
+
+static const struct option long_options[] = {
+    {"refs", required_argument, NULL, OPTION_REFS},
+    {"filter", required_argument, NULL, OPTION_FILTER},
+    {"jobs", required_argument, NULL, 'j'},
+    {"max-ref-bytes", required_argument, NULL, OPTION_MAX_REF_BYTES},
+    {"memory-budget", required_argument, NULL, OPTION_MEMORY_BUDGET},
+    {"include-large", no_argument, NULL, OPTION_INCLUDE_LARGE},
+    {"no-verify", no_argument, NULL, OPTION_NO_VERIFY},
+    {"tolerance", required_argument, NULL, OPTION_TOLERANCE},
+    {NULL, 0, NULL, 0},
+};
+
+bool fv_options_parse_size(const char *text, int64_t *bytes)
+{
+    char *end;
+    errno = 0;
+    double value = strtod(text, &end);
+    if (errno != 0 || end == text || !(value >= 0))
+        return false;
+    double scale = 1;
+    switch (*end) {
+    case 'K': case 'k': scale = 1024.0; end++; break;
+    case 'M': case 'm': scale = 1024.0 * 1024; end++; break;
+    case 'G': case 'g': scale = 1024.0 * 1024 * 1024; end++; break;
+    case 'T': case 't': scale = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    default: break;
+    }
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end != '\0' || value * scale > 9.0e18)
+        return false;
+    *bytes = (int64_t)(value * scale);
+    return true;
+}
+
+static bool parse_count(const char *text, int *count)
+{
+    char *end;
+    errno = 0;
+    long value = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || value < 0 || value > 4096)
+        return false;
+    *count = (int)value;
+    return true;
+}
+
+static const char *default_refs_dir(void)
+{
+    static char buffer[1024];
+    const char *configured = getenv("FV_REFS_DIR");
+    if (configured != NULL && configured[0] != '\0')
+        return configured;
+    const char *home = getenv("HOME");
+    snprintf(buffer, sizeof buffer, "%s/.cache/fuservalidate/refs",
+             home != NULL && home[0] != '\0' ? home : ".");
+    return buffer;
+}
+
+fv_status fv_options_parse(const char *command, int argc, char **argv, fv_options *options)
+{
+    memset(options, 0, sizeof *options);
+    options->command = command;
+    options->refs_dir = default_refs_dir();
+    options->max_ref_bytes = FV_STORE_DEFAULT_MAX_BYTES;
+    options->verify = true;
+    options->tolerance = FV_TOLERANCE_BOUND;
+    optind = 1;
+    opterr = 0;
+    int option;
+    while ((option = getopt_long(argc, argv, "j:", long_options, NULL)) != -1) {
+        switch (option) {
+        case OPTION_REFS: options->refs_dir = optarg; break;
+        case OPTION_FILTER: options->filter = optarg; break;
+        case 'j':
+            if (!parse_count(optarg, &options->threads))
+                FV_FAIL(FV_ERR_USAGE, "-j needs a thread count, not '%s'", optarg);
+            break;
+        case OPTION_MAX_REF_BYTES:
+            if (!fv_options_parse_size(optarg, &options->max_ref_bytes))
+                FV_FAIL(FV_ERR_USAGE, "--max-ref-bytes needs a size like 512M or 2G, not '%s'",
+                        optarg);
+            break;
+        case OPTION_MEMORY_BUDGET:
+            if (!fv_options_parse_size(optarg, &options->memory_budget))
+                FV_FAIL(FV_ERR_USAGE, "--memory-budget needs a size like 256M, not '%s'", optarg);
+            break;
+        case OPTION_INCLUDE_LARGE: options->include_large = true; break;
+        case OPTION_NO_VERIFY: options->verify = false; break;
+        case OPTION_TOLERANCE:
+            if (!fv_tolerance_parse(optarg, &options->tolerance))
+                FV_FAIL(FV_ERR_USAGE, "--tolerance is bound or nvfuser, not '%s'", optarg);
+            break;
+        case ':':
+            FV_FAIL(FV_ERR_USAGE, "%s needs a value", argv[optind - 1]);
+        default:
+            FV_FAIL(FV_ERR_USAGE, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    options->path_count = argc - optind;
+    options->paths = calloc((size_t)options->path_count + 1, sizeof(char *));
+    FV_CHECK_ALLOC(options->paths);
+    for (int i = 0; i < options->path_count; i++)
+        options->paths[i] = argv[optind + i];
+    return FV_OK;
+}
+
+void fv_options_free(fv_options *options)
+{
+    free(options->paths);
+    options->paths = NULL;
+}
+
+fv_status fv_options_select_cases(const fv_options *options, fv_case_list *list,
+                                  fv_case ***selected, int32_t *count)
+{
+    static const char *const default_paths[] = {"cases"};
+    const char *const *paths = options->path_count > 0 ? options->paths : default_paths;
+    int path_count = options->path_count > 0 ? options->path_count : 1;
+    FV_TRY(fv_frontend_collect(paths, path_count, list));
+    *selected = calloc((size_t)list->count + 1, sizeof(fv_case *));
+    FV_CHECK_ALLOC(*selected);
+    *count = 0;
+    for (int32_t i = 0; i < list->count; i++)
+        if (options->filter == NULL || fnmatch(options->filter, list->cases[i]->id, 0) == 0)
+            (*selected)[(*count)++] = list->cases[i];
+    return FV_OK;
+}

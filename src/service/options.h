@@ -1,0 +1,45 @@
+/* options.h: the command-line options shared by the sub-commands, and the
+ * case selection they all start from. */
+#ifndef FV_SERVICE_OPTIONS_H
+#define FV_SERVICE_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/status.h"
+#include "frontend/frontend.h"
+#include "validate/compare.h"
+
+typedef struct fv_options {
+    const char *command;        /* "run", "show", "refs", "compare" */
+    const char **paths;         /* positional arguments */
+    int path_count;
+    const char *refs_dir;       /* reference store directory */
+    const char *filter;         /* glob over case ids, or NULL */
+    int threads;                /* -j; 0 = all cores */
+    int64_t max_ref_bytes;      /* store size policy */
+    int64_t memory_budget;      /* evaluator bytes per thread; 0 = default */
+    bool include_large;         /* refs: evaluate cases above the limit too */
+    bool verify;                /* refs: read stored entries back whole */
+    fv_tolerance_policy tolerance;
+} fv_options;
+
+/* Parses argv (after the sub-command) into *options.  FV_ERR_USAGE with a
+ * message for unknown options or bad values.  Defaults: refs dir from
+ * $FV_REFS_DIR or ~/.cache/fuservalidate/refs, all cores, 2 GiB limit. */
+fv_status fv_options_parse(const char *command, int argc, char **argv, fv_options *options);
+
+/* Frees what fv_options_parse allocated. */
+void fv_options_free(fv_options *options);
+
+/* Parses "512", "64K", "2G" (binary units) into bytes.  False if malformed. */
+bool fv_options_parse_size(const char *text, int64_t *bytes);
+
+/* The cases the paths name (default "cases" when none is given) that pass
+ * the filter, in collection order; unreadable or malformed files are in
+ * list->errors.  *selected points into list->cases (caller frees the array,
+ * and the list with fv_case_list_free).  FV_ERR_NOT_FOUND for a missing path. */
+fv_status fv_options_select_cases(const fv_options *options, fv_case_list *list,
+                                  fv_case ***selected, int32_t *count);
+
+#endif

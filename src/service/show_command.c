@@ -1,0 +1,113 @@
+/* show_command.c: `fuservalidate show CASE [PATH...]` prints everything known
+ * about one case: where it comes from, its sizes, dtypes and inputs, the IR in
+ * frontend syntax, its outputs with their reduction sizes and nvFuser
+ * tolerances, and its reference key. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "service/commands.h"
+#include "validate/references.h"
+
+static void print_inputs(const fv_case *c)
+{
+    const fv_fusion *fusion = c->fusion;
+    for (int32_t i = 0; i < fusion->input_count; i++) {
+        int32_t id = fusion->inputs[i];
+        char label[40], distribution[96];
+        fv_ir_value_label(fusion, id, label);
+        if (fusion->values[id].kind == FV_VALUE_SCALAR) {
+            printf("  input %d %-8s scalar %s = %.17g\n", (int)i, label,
+                   fv_dtype_name(fusion->values[id].dtype), c->scalar_inputs[i]);
+            continue;
+        }
+        int64_t extents[FV_MAX_RANK];
+        int rank = fv_case_shape(c, id, extents);
+        fv_distribution_format(&c->distributions[i], distribution, sizeof distribution);
+        printf("  input %d %-8s %-5s [", (int)i, label, fv_dtype_name(fusion->values[id].dtype));
+        for (int d = 0; d < rank; d++)
+            printf("%s%lld", d ? ", " : "", (long long)extents[d]);
+        printf("] %s\n", distribution);
+    }
+}
+
+static void print_outputs(const fv_case *c)
+{
+    for (int32_t o = 0; o < c->fusion->output_count; o++) {
+        fv_eval_output output;
+        if (fv_eval_describe_output(c, (int)o, &output) != FV_OK)
+            continue;
+        char label[40];
+        fv_ir_value_label(c->fusion, output.value, label);
+        double absolute, relative;
+        fv_tolerance_nvfuser(output.dtype, output.reduction_size, &absolute, &relative);
+        printf("  output %d %-8s %-5s [", (int)o, label, fv_dtype_name(output.dtype));
+        for (int d = 0; d < output.rank; d++)
+            printf("%s%lld", d ? ", " : "", (long long)output.extents[d]);
+        printf("] reduction size %lld, nvFuser tolerance atol %.3g rtol %.3g\n",
+               (long long)output.reduction_size, absolute, relative);
+    }
+}
+
+static const fv_case *find_case(fv_case **cases, int32_t count, const char *wanted)
+{
+    for (int32_t i = 0; i < count; i++)
+        if (strcmp(cases[i]->id, wanted) == 0)
+            return cases[i];
+    return NULL;
+}
+
+int fv_command_show(const fv_options *options)
+{
+    if (options->path_count < 1) {
+        fprintf(stderr, "usage: fuservalidate show CASE-ID|FILE [PATH...]\n");
+        return 2;
+    }
+    /* "show FILE" shows the file's first case; "show ID [PATH...]" finds it. */
+    fv_options search = *options;
+    const char *wanted = options->paths[0];
+    bool by_file = strchr(wanted, '/') != NULL && (strstr(wanted, ".py") || strstr(wanted, ".sweep"));
+    if (!by_file) {
+        search.paths = options->paths + 1;
+        search.path_count = options->path_count - 1;
+    } else {
+        search.path_count = 1;
+    }
+    fv_case_list list = {0};
+    fv_case **cases = NULL;
+    int32_t count = 0;
+    int exit_code = 0;
+    if (fv_options_select_cases(&search, &list, &cases, &count) != FV_OK) {
+        fprintf(stderr, "fuservalidate show: %s\n", fv_error_message());
+        exit_code = 2;
+        goto done;
+    }
+    const fv_case *c = by_file ? (count > 0 ? cases[0] : NULL) : find_case(cases, count, wanted);
+    if (c == NULL) {
+        fv_command_print_case_errors(&list);
+        fprintf(stderr, "fuservalidate show: no case '%s' (try `fuservalidate show FILE`)\n",
+                wanted);
+        exit_code = 2;
+        goto done;
+    }
+    char key[65];
+    fv_text ir = {0};
+    if (fv_ref_key(c, key, NULL) != FV_OK || fv_ir_print(c->fusion, &ir) != FV_OK) {
+        fprintf(stderr, "fuservalidate show: %s\n", fv_error_message());
+        exit_code = 2;
+        fv_text_free(&ir);
+        goto done;
+    }
+    printf("case %s\n  from %s%s", c->id, c->source_path, c->source_line ? "" : "\n");
+    if (c->source_line)
+        printf(":%d\n", c->source_line);
+    printf("  seed %llu, reference key %s\n", (unsigned long long)c->seed, key);
+    print_inputs(c);
+    print_outputs(c);
+    printf("\n--- IR (nvFuser frontend syntax) ---\n%s", fv_text_str(&ir));
+    fv_text_free(&ir);
+done:
+    free(cases);
+    fv_case_list_free(&list);
+    return exit_code;
+}
