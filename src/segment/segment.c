@@ -379,10 +379,32 @@ static void drop_internal_roots(segmenter *s, int32_t merged)
     free(ops);
 }
 
+/* A segment_set separates: no candidate may both compute a value and read
+ * it back through the segment_set's alias. */
+static bool crosses_segment_set(const segmenter *s, int32_t a, int32_t b)
+{
+    const bool *roots_a = s->candidates[a].roots, *roots_b = s->candidates[b].roots;
+    bool *ops = calloc((size_t)s->fusion->op_count + 1, sizeof(bool));
+    if (ops == NULL)
+        return true;
+    bool crosses = false;
+    for (int pass = 0; pass < 2 && !crosses; pass++) {
+        const bool *reader = pass == 0 ? roots_a : roots_b;
+        const bool *writer = pass == 0 ? roots_b : roots_a;
+        closure(s, reader, ops);
+        for (int32_t v = 0; v < s->fusion->value_count && !crosses; v++)
+            crosses = s->alias_of[v] >= 0 && writer[s->alias_of[v]] && reads(s, ops, reader, v);
+    }
+    free(ops);
+    return crosses;
+}
+
 /* Tries to merge b into a; keeps the merge if accepted. */
 static fv_status try_merge(segmenter *s, int32_t a, int32_t b, bool *merged)
 {
     *merged = false;
+    if (crosses_segment_set(s, a, b))
+        return FV_OK;
     int32_t value_count = s->fusion->value_count;
     bool *saved_roots = malloc((size_t)value_count + 1);
     bool *saved_materialized = malloc((size_t)value_count + 1);
