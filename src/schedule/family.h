@@ -25,10 +25,6 @@ int fv_family_vector_width(const fv_segment_view *view, int64_t inner);
 int fv_family_pow2_ceil(int64_t value);
 int fv_family_pow2_floor(int64_t value);
 
-/* Canonical extents of a case: [outer, inner] (outer 1 without an outer axis). */
-void fv_family_extents(const fv_segment_view *view, const fv_case *c, int64_t *outer,
-                       int64_t *inner);
-
 /* Appends the common header, a comment naming the family and parameters,
  * and then `body` (the filled skeleton). */
 void fv_family_kernel_head(const char *family, const fv_schedule_params *params, fv_text *source);

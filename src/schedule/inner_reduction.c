@@ -41,7 +41,7 @@ static fv_status inner_choose(const fv_segment_view *view, const fv_case *c,
                               const fv_device *device, fv_schedule_params *params)
 {
     int64_t outer, inner;
-    fv_family_extents(view, c, &outer, &inner);
+    fv_sched_canonical_extents(view, c, &outer, &inner);
     memset(params, 0, sizeof *params);
     params->vector = fv_family_vector_width(view, inner);
     int64_t vectors = inner / params->vector;
@@ -53,10 +53,9 @@ static fv_status inner_choose(const fv_segment_view *view, const fv_case *c,
     params->block_y = params->block_x >= 256 ? 1 : 256 / params->block_x;
     params->grid_limit = device->sm_count * 8;
     snprintf(params->description, sizeof params->description,
-             "inner reduction of [%lld, %lld]: %d threads per row, %d rows per block, "
-             "%d-element vectors, at most %d blocks",
-             (long long)outer, (long long)inner, params->block_x, params->block_y,
-             params->vector, params->grid_limit);
+             "inner reduction: %d threads per row, %d rows per block, %d-element vectors, "
+             "at most %d blocks",
+             params->block_x, params->block_y, params->vector, params->grid_limit);
     return FV_OK;
 }
 
@@ -240,7 +239,7 @@ static fv_status inner_launch(const fv_segment_view *view, const fv_schedule_par
                               const fv_case *c, const fv_device *device, fv_launch_shape *shape)
 {
     int64_t outer, inner;
-    fv_family_extents(view, c, &outer, &inner);
+    fv_sched_canonical_extents(view, c, &outer, &inner);
     memset(shape, 0, sizeof *shape);
     int64_t blocks = (outer + params->block_y - 1) / params->block_y;
     if (blocks > params->grid_limit)

@@ -42,7 +42,7 @@ static fv_status outer_choose(const fv_segment_view *view, const fv_case *c,
                               const fv_device *device, fv_schedule_params *params)
 {
     int64_t outer, inner;
-    fv_family_extents(view, c, &outer, &inner);
+    fv_sched_canonical_extents(view, c, &outer, &inner);
     memset(params, 0, sizeof *params);
     params->vector = fv_family_vector_width(view, inner);
     params->block_x = fv_family_pow2_ceil(inner / params->vector);
@@ -53,10 +53,9 @@ static fv_status outer_choose(const fv_segment_view *view, const fv_case *c,
         params->block_y = 32;
     params->grid_limit = device->sm_count * 4;
     snprintf(params->description, sizeof params->description,
-             "outer reduction of [%lld, %lld]: %d column vectors x %d rows per block, "
-             "%d-element vectors, grid reduction when more than one block per column slice",
-             (long long)outer, (long long)inner, params->block_x, params->block_y,
-             params->vector);
+             "outer reduction: %d column vectors x %d rows per block, %d-element vectors, "
+             "rows split over the grid and reduced in block order",
+             params->block_x, params->block_y, params->vector);
     return FV_OK;
 }
 
@@ -294,7 +293,7 @@ static fv_status outer_launch(const fv_segment_view *view, const fv_schedule_par
                               const fv_case *c, const fv_device *device, fv_launch_shape *shape)
 {
     int64_t outer, inner;
-    fv_family_extents(view, c, &outer, &inner);
+    fv_sched_canonical_extents(view, c, &outer, &inner);
     memset(shape, 0, sizeof *shape);
     const fv_op *reductions[MAX_REDUCTIONS];
     int count = fv_family_reductions(view, reductions, MAX_REDUCTIONS);

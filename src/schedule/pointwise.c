@@ -24,7 +24,7 @@ static fv_status pointwise_choose(const fv_segment_view *view, const fv_case *c,
                                   const fv_device *device, fv_schedule_params *params)
 {
     int64_t outer, inner;
-    fv_family_extents(view, c, &outer, &inner);
+    fv_sched_canonical_extents(view, c, &outer, &inner);
     memset(params, 0, sizeof *params);
     params->vector = fv_family_vector_width(view, inner);
     int64_t vectors = inner / params->vector;
@@ -35,8 +35,8 @@ static fv_status pointwise_choose(const fv_segment_view *view, const fv_case *c,
         params->block_x = POINTWISE_THREADS;
     params->block_y = POINTWISE_THREADS / params->block_x;
     snprintf(params->description, sizeof params->description,
-             "pointwise over [%lld, %lld]: %d-element vectors, block %dx%d", (long long)outer,
-             (long long)inner, params->vector, params->block_x, params->block_y);
+             "pointwise: %d-element vectors, block %dx%d", params->vector, params->block_x,
+             params->block_y);
     (void)device;
     return FV_OK;
 }
@@ -97,7 +97,7 @@ static fv_status pointwise_launch(const fv_segment_view *view, const fv_schedule
                                   fv_launch_shape *shape)
 {
     int64_t outer, inner;
-    fv_family_extents(view, c, &outer, &inner);
+    fv_sched_canonical_extents(view, c, &outer, &inner);
     memset(shape, 0, sizeof *shape);
     int64_t vectors = inner / params->vector;
     int64_t grid_x = (vectors + params->block_x - 1) / params->block_x;

@@ -49,6 +49,11 @@ void fv_sched_view_free(fv_segment_view *view);
  * extents); 1 for a missing axis. */
 int64_t fv_sched_axis_extent(const fv_segment_view *view, const fv_case *c, int axis);
 
+/* The kernel's `outer` and `inner` parameters for a case: the canonical
+ * extents as [outer, inner] (outer 1 with fewer than two axes). */
+void fv_sched_canonical_extents(const fv_segment_view *view, const fv_case *c, int64_t *outer,
+                                int64_t *inner);
+
 /* True if value `id` depends, through the segment's ops, on a reduction. */
 bool fv_sched_after_reduction(const fv_segment_view *view, int32_t id);
 

@@ -253,3 +253,15 @@ bool fv_sched_after_reduction(const fv_segment_view *view, int32_t id)
 {
     return view->after_reduction[id];
 }
+
+void fv_sched_canonical_extents(const fv_segment_view *view, const fv_case *c, int64_t *outer,
+                                int64_t *inner)
+{
+    if (view->axis_count == 2) {
+        *outer = fv_sched_axis_extent(view, c, 0);
+        *inner = fv_sched_axis_extent(view, c, 1);
+    } else {
+        *outer = 1;
+        *inner = view->axis_count == 1 ? fv_sched_axis_extent(view, c, 0) : 1;
+    }
+}

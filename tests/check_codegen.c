@@ -1,0 +1,192 @@
+/* check_codegen.c: the structure of generated kernels.  16-byte vector
+ * accesses where alignment and extents allow (8 bf16 lanes, 4 fp32 lanes) and
+ * scalar accesses otherwise; extents as parameters (one kernel serves every
+ * size with the same parameters); the parameter convention; reductions and
+ * the deterministic grid reduction; readable comments; skeleton filling. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/emit.h"
+#include "norm_fusions.h"
+#include "segment/segment.h"
+#include "test_support.h"
+
+/* Sources of every segment of a norm case; *count segments. */
+static char **generate(norm_kind kind, fv_dtype dtype, int64_t rows, int64_t hidden, int *count,
+                       char names[][32])
+{
+    fv_case *c = norm_case(kind, dtype, rows, hidden, 0);
+    ck_assert_ptr_nonnull(c);
+    fv_segmentation s;
+    FV_ASSERT_OK(fv_segment_fusion(c->fusion, &s));
+    fv_device device;
+    FV_ASSERT_OK(fv_sched_device_from_table("H100", &device));
+    char **sources = calloc((size_t)s.count, sizeof(char *));
+    for (int32_t i = 0; i < s.count; i++) {
+        fv_case segment_case = *c;
+        segment_case.fusion = s.segments[i].fusion;
+        fv_schedule_params params;
+        FV_ASSERT_OK(s.segments[i].scheduler->choose(&s.segments[i].view, &segment_case, &device,
+                                                     &params));
+        fv_text source = {0};
+        FV_ASSERT_OK(s.segments[i].scheduler->emit(&s.segments[i].view, &params, "kernel",
+                                                   &source));
+        sources[i] = fv_text_take(&source);
+        snprintf(names[i], 32, "%s", s.segments[i].scheduler->name);
+    }
+    *count = s.count;
+    fv_segmentation_free(&s);
+    fv_case_free(c);
+    return sources;
+}
+
+static void free_sources(char **sources, int count)
+{
+    for (int i = 0; i < count; i++)
+        free(sources[i]);
+    free(sources);
+}
+
+/* The kernel's code, after the common helpers. */
+static const char *kernel_code(const char *source)
+{
+    const char *code = strstr(source, "extern \"C\" __global__");
+    ck_assert_ptr_nonnull(code);
+    return code;
+}
+
+START_TEST(vector_accesses_follow_dtype_and_alignment)
+{
+    char names[4][32];
+    int count;
+    char **sources = generate(NORM_LAYER_BACKWARD, FV_BF16, 256, 1024, &count, names);
+    ck_assert_int_eq(count, 2);
+    ck_assert_ptr_nonnull(strstr(kernel_code(sources[0]), "fv_load<8>(in0 + (safe_row) * inner + (column), v0);"));
+    ck_assert_ptr_nonnull(strstr(kernel_code(sources[1]), "fv_store<8>(out0 + (row) * inner + (column), "));
+    free_sources(sources, count);
+
+    sources = generate(NORM_LAYER_BACKWARD, FV_F32, 256, 1024, &count, names);
+    ck_assert_ptr_nonnull(strstr(kernel_code(sources[0]), "fv_load<4>("));
+    free_sources(sources, count);
+
+    /* H = 1023 is odd: no vector access can stay aligned from row to row. */
+    sources = generate(NORM_LAYER_BACKWARD, FV_BF16, 256, 1023, &count, names);
+    ck_assert_ptr_nonnull(strstr(kernel_code(sources[0]), "fv_load<1>("));
+    ck_assert_ptr_null(strstr(kernel_code(sources[0]), "fv_load<8>("));
+    free_sources(sources, count);
+}
+END_TEST
+
+/* Symbolic sizes: the same parameters give the same source for other sizes,
+ * and no extent appears as a literal. */
+START_TEST(extents_are_parameters)
+{
+    char names_a[4][32], names_b[4][32];
+    int count_a, count_b;
+    char **a = generate(NORM_RMS_BACKWARD, FV_BF16, 4096, 2048, &count_a, names_a);
+    char **b = generate(NORM_RMS_BACKWARD, FV_BF16, 6000, 2048, &count_b, names_b);
+    ck_assert_int_eq(count_a, count_b);
+    for (int i = 0; i < count_a; i++) {
+        ck_assert_str_eq(a[i], b[i]);
+        ck_assert_ptr_null(strstr(kernel_code(a[i]), "4096"));
+        ck_assert_ptr_null(strstr(kernel_code(a[i]), "2048"));
+        ck_assert_ptr_nonnull(strstr(kernel_code(a[i]), "long long outer, long long inner,"));
+    }
+    free_sources(a, count_a);
+    free_sources(b, count_b);
+}
+END_TEST
+
+START_TEST(parameters_follow_the_convention)
+{
+    char names[4][32];
+    int count;
+    char **sources = generate(NORM_LAYER_BACKWARD, FV_BF16, 64, 256, &count, names);
+    const char *inner = kernel_code(sources[0]);
+    /* inputs in order, then outputs, then scalars, extents and scratch */
+    const char *in0 = strstr(inner, "const __nv_bfloat16 *__restrict__ in0,");
+    const char *in3 = strstr(inner, "const float *__restrict__ in3,");
+    const char *out0 = strstr(inner, "float *__restrict__ out0,");
+    const char *extents = strstr(inner, "long long outer, long long inner,");
+    const char *scratch = strstr(inner, "float *__restrict__ workspace, unsigned *__restrict__ semaphores");
+    ck_assert(in0 && in3 && out0 && extents && scratch);
+    ck_assert(in0 < in3 && in3 < out0 && out0 < extents && extents < scratch);
+    /* the outer-reduction kernel gets 1/H as a host-computed scalar */
+    ck_assert_ptr_nonnull(strstr(kernel_code(sources[1]), "double scalar0,"));
+    free_sources(sources, count);
+}
+END_TEST
+
+START_TEST(reductions_and_grid_reduction)
+{
+    char names[4][32];
+    int count;
+    char **sources = generate(NORM_LAYER_BACKWARD, FV_BF16, 4096, 512, &count, names);
+    ck_assert_str_eq(names[0], "inner_reduction");
+    ck_assert_ptr_nonnull(strstr(sources[0], "fv_row_sum<"));
+    ck_assert_str_eq(names[1], "outer_reduction");
+    const char *outer = kernel_code(sources[1]);
+    ck_assert_ptr_nonnull(strstr(outer, "atomicAdd(&semaphores[blockIdx.x], 1u)"));
+    ck_assert_ptr_nonnull(strstr(outer, "for (unsigned y = 0; y < gridDim.y; ++y)"));
+    ck_assert_ptr_nonnull(strstr(outer, "semaphores[blockIdx.x] = 0;"));
+    free_sources(sources, count);
+
+    sources = generate(NORM_LAYER_FORWARD, FV_BF16, 64, 512, &count, names);
+    ck_assert_ptr_nonnull(strstr(sources[0], "fv_welford_add("));
+    ck_assert_ptr_nonnull(strstr(sources[0], "fv_row_welford<"));
+    free_sources(sources, count);
+
+    sources = generate(NORM_SOFTMAX, FV_BF16, 64, 512, &count, names);
+    ck_assert_ptr_nonnull(strstr(sources[0], "fv_row_max<"));
+    ck_assert_ptr_nonnull(strstr(kernel_code(sources[1]), "expf("));
+    free_sources(sources, count);
+}
+END_TEST
+
+/* Generated code is readable: ops are commented with their names, values
+ * are named after their ids, and bf16 results are rounded explicitly. */
+START_TEST(generated_code_is_commented)
+{
+    char names[4][32];
+    int count;
+    char **sources = generate(NORM_RMS_FORWARD, FV_BF16, 64, 512, &count, names);
+    const char *pointwise = kernel_code(sources[1]);
+    ck_assert_ptr_nonnull(strstr(sources[1], "// Generated by fuservalidate: pointwise kernel."));
+    ck_assert_ptr_nonnull(strstr(pointwise, "= mul("));
+    ck_assert_ptr_nonnull(strstr(pointwise, "fv_round_bf16("));
+    ck_assert_ptr_nonnull(strstr(pointwise, "// v0: input 0, bf16"));
+    free_sources(sources, count);
+}
+END_TEST
+
+START_TEST(skeleton_filling)
+{
+    const char *skeleton = "a @X@ b\n    @BODY@\nend\n";
+    const char *names[] = {"X", "BODY"};
+    const char *sections[] = {"1", "line one\nline two\n"};
+    fv_text out = {0};
+    FV_ASSERT_OK(fv_codegen_fill(skeleton, names, sections, 2, &out));
+    ck_assert_str_eq(fv_text_str(&out), "a 1 b\n    line one\n    line two\nend\n");
+    fv_text_reset(&out);
+    ck_assert_int_eq(fv_codegen_fill("x @MISSING@\n", names, sections, 2, &out), FV_ERR_INTERNAL);
+    ck_assert_ptr_nonnull(strstr(fv_error_message(), "MISSING"));
+    fv_text_free(&out);
+}
+END_TEST
+
+static Suite *codegen_suite(void)
+{
+    Suite *suite = suite_create("codegen");
+    TCase *tcase = tcase_create("codegen");
+    tcase_add_test(tcase, vector_accesses_follow_dtype_and_alignment);
+    tcase_add_test(tcase, extents_are_parameters);
+    tcase_add_test(tcase, parameters_follow_the_convention);
+    tcase_add_test(tcase, reductions_and_grid_reduction);
+    tcase_add_test(tcase, generated_code_is_commented);
+    tcase_add_test(tcase, skeleton_filling);
+    suite_add_tcase(suite, tcase);
+    return suite;
+}
+
+int main(void) { return fv_test_run_suite(codegen_suite()); }
