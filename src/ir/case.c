@@ -253,7 +253,11 @@ fv_status fv_case_scalar_value(const fv_case *c, int32_t value, double *result)
             continue;
         switch (v->origin) {
         case FV_SCALAR_CONSTANT: values[id] = v->constant; break;
-        case FV_SCALAR_INPUT: values[id] = c->scalar_inputs[v->input_index]; break;
+        case FV_SCALAR_INPUT: /* -1 in a segment that does not read it */
+            values[id] = v->input_index >= 0 && v->input_index < FV_CASE_MAX_INPUTS
+                             ? c->scalar_inputs[v->input_index]
+                             : NAN;
+            break;
         case FV_SCALAR_EXTENT: {
             int64_t extent = symbol_extent(c, v->symbol);
             if (extent < 0) {

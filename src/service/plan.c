@@ -1,0 +1,100 @@
+/* plan.c: segment, schedule and emit the kernels of one case. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/emit.h"
+#include "common/sha256.h"
+#include "service/plan.h"
+
+/* The case as a segment's kernel sees it: the segment's fusion (same value
+ * ids and symbols), with scalar inputs moved to the segment's input order. */
+static void segment_case(const fv_case *c, const fv_segment *segment, fv_case *out)
+{
+    *out = *c;
+    out->fusion = segment->fusion;
+    const fv_fusion *sf = segment->fusion;
+    for (int32_t i = 0; i < sf->input_count && i < FV_CASE_MAX_INPUTS; i++) {
+        int32_t global_index = c->fusion->values[sf->inputs[i]].input_index;
+        out->scalar_inputs[i] = global_index >= 0 ? c->scalar_inputs[global_index] : 0;
+    }
+}
+
+static fv_status plan_kernel(const fv_case *c, const fv_segment *segment, int index,
+                             const fv_device *device, fv_kernel_plan *kernel)
+{
+    memset(kernel, 0, sizeof *kernel);
+    kernel->segment = segment;
+    segment_case(c, segment, &kernel->segment_case);
+    const fv_scheduler *scheduler = segment->scheduler;
+    snprintf(kernel->name, sizeof kernel->name, "fv_segment%d_%s", index, scheduler->name);
+    fv_status status = scheduler->choose(&segment->view, &kernel->segment_case, device,
+                                         &kernel->params);
+    if (status == FV_OK)
+        status = scheduler->launch(&segment->view, &kernel->params, &kernel->segment_case,
+                                   device, &kernel->launch);
+    if (status != FV_OK) {
+        fv_error_prefix("segment %d (%s)", index, scheduler->name);
+        return status;
+    }
+    fv_text source = {0};
+    status = scheduler->emit(&segment->view, &kernel->params, kernel->name, &source);
+    if (status != FV_OK) {
+        fv_text_free(&source);
+        fv_error_prefix("segment %d (%s)", index, scheduler->name);
+        return status;
+    }
+    kernel->source = fv_text_take(&source);
+    FV_CHECK_ALLOC(kernel->source);
+    fv_sha256_hex_of(kernel->source, strlen(kernel->source), kernel->hash);
+    return FV_OK;
+}
+
+fv_status fv_plan_case(const fv_case *c, const fv_device *device, fv_case_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    FV_TRY(fv_segment_fusion(c->fusion, &plan->segmentation));
+    plan->kernels = calloc((size_t)plan->segmentation.count + 1, sizeof *plan->kernels);
+    if (plan->kernels == NULL) {
+        fv_plan_free(plan);
+        FV_FAIL(FV_ERR_NOMEM, "out of memory planning a case");
+    }
+    for (int32_t i = 0; i < plan->segmentation.count; i++) {
+        fv_status status = plan_kernel(c, &plan->segmentation.segments[i], (int)i, device,
+                                       &plan->kernels[i]);
+        plan->kernel_count = i + 1;
+        if (status != FV_OK) {
+            fv_plan_free(plan);
+            return status;
+        }
+    }
+    return FV_OK;
+}
+
+void fv_plan_free(fv_case_plan *plan)
+{
+    for (int32_t i = 0; i < plan->kernel_count; i++)
+        free(plan->kernels[i].source);
+    free(plan->kernels);
+    fv_segmentation_free(&plan->segmentation);
+    memset(plan, 0, sizeof *plan);
+}
+
+fv_status fv_plan_scalar_arguments(const fv_kernel_plan *kernel, double *values, int capacity,
+                                   int *count)
+{
+    const fv_segment_view *view = &kernel->segment->view;
+    int32_t *ids = malloc(sizeof(int32_t) * (size_t)(view->fusion->value_count + 1));
+    FV_CHECK_ALLOC(ids);
+    int32_t found = fv_codegen_scalar_params(view, ids);
+    fv_status status = FV_OK;
+    if (found > capacity)
+        status = fv_error_raise(FV_ERR_UNSUPPORTED, __FILE__, __LINE__,
+                                "kernel %s takes %d scalars; at most %d are supported",
+                                kernel->name, (int)found, capacity);
+    for (int32_t i = 0; i < found && status == FV_OK; i++)
+        status = fv_case_scalar_value(&kernel->segment_case, ids[i], &values[i]);
+    *count = (int)found;
+    free(ids);
+    return status;
+}

@@ -1,0 +1,38 @@
+/* plan.h: what the compiler makes of one case on one device: its segments,
+ * each segment's scheduler parameters, and each kernel's CUDA source.  Used
+ * by `show` and by the pipeline that compiles and runs the kernels. */
+#ifndef FV_SERVICE_PLAN_H
+#define FV_SERVICE_PLAN_H
+
+#include "segment/segment.h"
+
+typedef struct fv_kernel_plan {
+    const fv_segment *segment;     /* borrowed from the plan's segmentation */
+    fv_case segment_case;          /* the case seen through the segment's fusion */
+    fv_schedule_params params;
+    fv_launch_shape launch;
+    char name[64];                 /* kernel name: "fv_segment0_inner_reduction" */
+    char *source;                  /* CUDA C */
+    char hash[65];                 /* SHA-256 of the source */
+} fv_kernel_plan;
+
+typedef struct fv_case_plan {
+    fv_segmentation segmentation;
+    fv_kernel_plan *kernels;       /* one per segment, in execution order */
+    int32_t kernel_count;
+} fv_case_plan;
+
+/* Segments the case, chooses parameters for `device` and emits every
+ * kernel.  FV_ERR_UNSUPPORTED when no scheduler takes a segment or the sizes
+ * do not fit; the message names the segment.  On failure the partial plan is
+ * freed. */
+fv_status fv_plan_case(const fv_case *c, const fv_device *device, fv_case_plan *plan);
+
+void fv_plan_free(fv_case_plan *plan);
+
+/* Host values of a kernel's scalar parameters (doubles, in parameter
+ * order); returns the count, at most `capacity`. */
+fv_status fv_plan_scalar_arguments(const fv_kernel_plan *kernel, double *values, int capacity,
+                                   int *count);
+
+#endif
