@@ -1,5 +1,6 @@
 /* cli.c: sub-command dispatch for fuservalidate. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/status.h"
@@ -23,6 +24,14 @@ static void print_usage(FILE *stream)
             "  --include-large        refs: evaluate cases above the size limit (not stored)\n"
             "  --no-verify            refs: trust stored entries without reading them back\n"
             "  --tolerance POLICY     bound (default) or nvfuser\n"
+            "  -o, --output FILE      result archive (default fuservalidate-DATE-PID.h5)\n"
+            "  --compile-only         stop after NVRTC (the default without a GPU)\n"
+            "  --require-gpu          no GPU is a harness failure\n"
+            "  --device NAME          built-in device for compile-only: H100, H200, B200, GB200\n"
+            "  --arch ARCH            NVRTC target, e.g. sm_90a or sm_100a\n"
+            "  --repeats N, --warmup N  timed and untimed runs per case (default 20, 3)\n"
+            "  --kernel-cache DIR     cubin cache (default $FV_KERNEL_CACHE or\n"
+            "                         ~/.cache/fuservalidate/kernels); --no-kernel-cache\n"
             "exit status: 0 all passed, 1 some case failed, 2 the harness failed\n");
 }
 
@@ -43,14 +52,23 @@ int fv_cli_main(int argc, char **argv)
         command = argv[1];
         skip = 2;
     }
-    /* getopt_long sees the arguments after the sub-command as argv[1...]. */
-    argv[skip - 1] = argv[0];
+    /* getopt_long sees the arguments after the sub-command as argv[1...];
+     * it reorders them, so it gets a copy of the pointers. */
+    char **arguments = calloc((size_t)argc + 1, sizeof(char *));
+    if (arguments == NULL) {
+        fprintf(stderr, "fuservalidate: out of memory\n");
+        return 2;
+    }
+    arguments[0] = argv[0];
+    for (int i = skip; i < argc; i++)
+        arguments[i - skip + 1] = argv[i];
     fv_options options;
-    fv_status status = fv_options_parse(command, argc - skip + 1, argv + skip - 1, &options);
+    fv_status status = fv_options_parse(command, argc - skip + 1, arguments, &options);
     if (status != FV_OK) {
         fprintf(stderr, "fuservalidate: %s\n", fv_error_message());
         print_usage(stderr);
         fv_options_free(&options);
+        free(arguments);
         return fv_status_exit_code(status);
     }
     int exit_code;
@@ -59,7 +77,8 @@ int fv_cli_main(int argc, char **argv)
     else if (strcmp(command, "refs") == 0)
         exit_code = fv_command_refs(&options);
     else
-        exit_code = fv_command_run(&options);
+        exit_code = fv_command_run(&options, argc, argv);
+    free(arguments);
     fv_options_free(&options);
     return exit_code;
 }

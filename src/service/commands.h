@@ -7,7 +7,8 @@
 
 int fv_command_refs(const fv_options *options);
 int fv_command_show(const fv_options *options);
-int fv_command_run(const fv_options *options);
+/* argc/argv: the whole command line, recorded in the archive. */
+int fv_command_run(const fv_options *options, int argc, char **argv);
 
 /* Prints each collected file error as "error: path:line:col: message". */
 void fv_command_print_case_errors(const fv_case_list *list);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "service/options.h"
+#include "schedule/device.h"
 #include "validate/store.h"
 
 enum {
@@ -17,6 +18,17 @@ enum {
     OPTION_INCLUDE_LARGE,
     OPTION_NO_VERIFY,
     OPTION_TOLERANCE,
+    OPTION_COMPILE_ONLY,
+    OPTION_REQUIRE_GPU,
+    OPTION_DEVICE,
+    OPTION_ARCH,
+    OPTION_REPEATS,
+    OPTION_WARMUP,
+    OPTION_KERNEL_CACHE,
+    OPTION_NO_KERNEL_CACHE,
+    OPTION_IR,
+    OPTION_SEGMENTS,
+    OPTION_CUDA,
 };
 
 static const struct option long_options[] = {
@@ -28,6 +40,18 @@ static const struct option long_options[] = {
     {"include-large", no_argument, NULL, OPTION_INCLUDE_LARGE},
     {"no-verify", no_argument, NULL, OPTION_NO_VERIFY},
     {"tolerance", required_argument, NULL, OPTION_TOLERANCE},
+    {"compile-only", no_argument, NULL, OPTION_COMPILE_ONLY},
+    {"require-gpu", no_argument, NULL, OPTION_REQUIRE_GPU},
+    {"device", required_argument, NULL, OPTION_DEVICE},
+    {"arch", required_argument, NULL, OPTION_ARCH},
+    {"repeats", required_argument, NULL, OPTION_REPEATS},
+    {"warmup", required_argument, NULL, OPTION_WARMUP},
+    {"output", required_argument, NULL, 'o'},
+    {"kernel-cache", required_argument, NULL, OPTION_KERNEL_CACHE},
+    {"no-kernel-cache", no_argument, NULL, OPTION_NO_KERNEL_CACHE},
+    {"ir", no_argument, NULL, OPTION_IR},
+    {"segments", no_argument, NULL, OPTION_SEGMENTS},
+    {"cuda", no_argument, NULL, OPTION_CUDA},
     {NULL, 0, NULL, 0},
 };
 
@@ -85,10 +109,12 @@ fv_status fv_options_parse(const char *command, int argc, char **argv, fv_option
     options->max_ref_bytes = FV_STORE_DEFAULT_MAX_BYTES;
     options->verify = true;
     options->tolerance = FV_TOLERANCE_BOUND;
+    options->repeats = 20;
+    options->warmup = 3;
     optind = 1;
     opterr = 0;
     int option;
-    while ((option = getopt_long(argc, argv, "j:", long_options, NULL)) != -1) {
+    while ((option = getopt_long(argc, argv, "j:o:", long_options, NULL)) != -1) {
         switch (option) {
         case OPTION_REFS: options->refs_dir = optarg; break;
         case OPTION_FILTER: options->filter = optarg; break;
@@ -111,6 +137,30 @@ fv_status fv_options_parse(const char *command, int argc, char **argv, fv_option
             if (!fv_tolerance_parse(optarg, &options->tolerance))
                 FV_FAIL(FV_ERR_USAGE, "--tolerance is bound or nvfuser, not '%s'", optarg);
             break;
+        case OPTION_COMPILE_ONLY: options->compile_only = true; break;
+        case OPTION_REQUIRE_GPU: options->require_gpu = true; break;
+        case OPTION_DEVICE: options->device = optarg; break;
+        case OPTION_ARCH:
+            if (!fv_sched_parse_arch(optarg, &(int){0}, &(int){0}))
+                FV_FAIL(FV_ERR_USAGE, "--arch needs a target like sm_90a or sm_100a, not '%s'",
+                        optarg);
+            options->arch = optarg;
+            break;
+        case OPTION_REPEATS:
+            if (!parse_count(optarg, &options->repeats) || options->repeats < 1 ||
+                options->repeats > 256)
+                FV_FAIL(FV_ERR_USAGE, "--repeats needs 1 to 256, not '%s'", optarg);
+            break;
+        case OPTION_WARMUP:
+            if (!parse_count(optarg, &options->warmup))
+                FV_FAIL(FV_ERR_USAGE, "--warmup needs a count, not '%s'", optarg);
+            break;
+        case 'o': options->output = optarg; break;
+        case OPTION_KERNEL_CACHE: options->kernel_cache = optarg; break;
+        case OPTION_NO_KERNEL_CACHE: options->no_kernel_cache = true; break;
+        case OPTION_IR: options->show_ir = true; break;
+        case OPTION_SEGMENTS: options->show_segments = true; break;
+        case OPTION_CUDA: options->show_cuda = true; break;
         case ':':
             FV_FAIL(FV_ERR_USAGE, "%s needs a value", argv[optind - 1]);
         default:

@@ -22,6 +22,15 @@ typedef struct fv_options {
     bool include_large;         /* refs: evaluate cases above the limit too */
     bool verify;                /* refs: read stored entries back whole */
     fv_tolerance_policy tolerance;
+    bool compile_only;          /* stop after NVRTC */
+    bool require_gpu;           /* no GPU is a harness failure, not compile-only */
+    const char *device;         /* built-in device for --compile-only ("H100", "B200"...) */
+    const char *arch;           /* NVRTC target override ("sm_90a", "sm_100a") */
+    int repeats, warmup;        /* timing */
+    const char *output;         /* result archive path, or NULL for the default */
+    const char *kernel_cache;   /* cubin cache directory, or NULL for the default */
+    bool no_kernel_cache;
+    bool show_ir, show_segments, show_cuda; /* show: the parts asked for (none = all) */
 } fv_options;
 
 /* Parses argv (after the sub-command) into *options.  FV_ERR_USAGE with a

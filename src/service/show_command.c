@@ -1,12 +1,15 @@
 /* show_command.c: `fuservalidate show CASE [PATH...]` prints everything known
- * about one case: where it comes from, its sizes, dtypes and inputs, the IR in
- * frontend syntax, its outputs with their reduction sizes and nvFuser
- * tolerances, and its reference key. */
+ * about one case: where it comes from, its sizes, dtypes and inputs, its
+ * outputs with their reduction sizes and nvFuser tolerances, its reference
+ * key, the IR in frontend syntax, the segments (with forwarded and recomputed
+ * ops), each kernel's scheduler, parameters and launch shape, and the
+ * generated CUDA.  --ir, --segments and --cuda pick parts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "service/commands.h"
+#include "service/plan.h"
 #include "validate/references.h"
 
 static void print_inputs(const fv_case *c)
@@ -47,6 +50,47 @@ static void print_outputs(const fv_case *c)
         printf("] reduction size %lld, nvFuser tolerance atol %.3g rtol %.3g\n",
                (long long)output.reduction_size, absolute, relative);
     }
+}
+
+/* The segments, parameters and CUDA of the case on the chosen device. */
+static int show_compiled(const fv_case *c, const fv_options *options, bool all)
+{
+    fv_device device;
+    const char *name = options->device ? options->device : "H100";
+    int major = 9, minor = 0;
+    if (!options->device && options->arch && fv_sched_parse_arch(options->arch, &major, &minor))
+        name = major >= 10 ? "B200" : "H100";
+    if (fv_sched_device_from_table(name, &device) != FV_OK) {
+        fprintf(stderr, "fuservalidate show: %s\n", fv_error_message());
+        return 2;
+    }
+    fv_case_plan plan;
+    if (fv_plan_case(c, &device, &plan) != FV_OK) {
+        printf("\n--- segments ---\nnot schedulable: %s\n", fv_error_message());
+        return 1;
+    }
+    if (all || options->show_segments) {
+        fv_text text = {0};
+        fv_segmentation_print(&plan.segmentation, c->fusion, &text);
+        printf("\n--- segments (on %s) ---\n%s", device.name, fv_text_str(&text));
+        fv_text_free(&text);
+        for (int32_t k = 0; k < plan.kernel_count; k++) {
+            const fv_kernel_plan *kernel = &plan.kernels[k];
+            const fv_launch_shape *shape = &kernel->launch;
+            printf("kernel %s: %s\n  grid (%d, %d, %d), block (%d, %d, %d), %d bytes dynamic shared, "
+                   "%lld bytes workspace%s\n",
+                   kernel->name, kernel->params.description, shape->grid[0], shape->grid[1],
+                   shape->grid[2], shape->block[0], shape->block[1], shape->block[2],
+                   shape->dynamic_shared_bytes, (long long)shape->workspace_bytes,
+                   shape->cooperative ? ", cooperative" : "");
+        }
+    }
+    if (all || options->show_cuda)
+        for (int32_t k = 0; k < plan.kernel_count; k++)
+            printf("\n--- CUDA: %s (sha256 %.16s) ---\n%s", plan.kernels[k].name, plan.kernels[k].hash,
+                   plan.kernels[k].source);
+    fv_plan_free(&plan);
+    return 0;
 }
 
 static const fv_case *find_case(fv_case **cases, int32_t count, const char *wanted)
@@ -104,8 +148,12 @@ int fv_command_show(const fv_options *options)
     printf("  seed %llu, reference key %s\n", (unsigned long long)c->seed, key);
     print_inputs(c);
     print_outputs(c);
-    printf("\n--- IR (nvFuser frontend syntax) ---\n%s", fv_text_str(&ir));
+    bool all = !options->show_ir && !options->show_segments && !options->show_cuda;
+    if (all || options->show_ir)
+        printf("\n--- IR (nvFuser frontend syntax) ---\n%s", fv_text_str(&ir));
     fv_text_free(&ir);
+    if (all || options->show_segments || options->show_cuda)
+        exit_code = show_compiled(c, options, all);
 done:
     free(cases);
     fv_case_list_free(&list);

@@ -1,0 +1,628 @@
+/* pipeline.c: one case from plan to timed, validated kernels. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+#include <time.h>
+
+#include "ir/round.h"
+#include "runtime/launch.h"
+#include "service/pipeline.h"
+#include "validate/generator.h"
+#include "validate/references.h"
+
+enum { MAX_KERNEL_ARGUMENTS = 96, MAX_SCALARS = 32 };
+
+typedef struct loaded_kernel {
+    char hash[65];
+    fv_rt_module *module;
+    fv_rt_function *function;
+    fv_rt_kernel_resources resources;
+} loaded_kernel;
+
+struct fv_pipeline {
+    fv_pipeline_options options;
+    fv_rt_driver *driver;
+    fv_rt_context *context;        /* NULL in compile-only mode */
+    fv_device device;
+    fv_rt_device_info gpu;
+    double copy_bandwidth;
+    char arch[16];
+    loaded_kernel *loaded;
+    int loaded_count, loaded_capacity;
+    bool poisoned;                 /* a kernel fault destroyed the context */
+    char poison_reason[384];
+};
+
+static double now_ms(void)
+{
+    struct timespec time;
+    clock_gettime(CLOCK_MONOTONIC, &time);
+    return 1e3 * (double)time.tv_sec + 1e-6 * (double)time.tv_nsec;
+}
+
+/* ------------------------------------------------------------ set-up */
+
+static void device_from_gpu(const fv_rt_device_info *gpu, fv_device *device)
+{
+    memset(device, 0, sizeof *device);
+    snprintf(device->name, sizeof device->name, "%s", gpu->name);
+    device->major = gpu->compute_major;
+    device->minor = gpu->compute_minor;
+    fv_sched_arch_for(gpu->compute_major, gpu->compute_minor, device->arch, sizeof device->arch);
+    device->sm_count = gpu->sm_count;
+    device->max_threads_per_block = gpu->max_threads_per_block;
+    device->max_threads_per_sm = gpu->max_threads_per_sm;
+    device->registers_per_sm = gpu->registers_per_sm;
+    device->registers_per_block = gpu->registers_per_block;
+    device->shared_per_sm = gpu->shared_memory_per_sm;
+    device->shared_per_block_optin = gpu->shared_memory_per_block_optin;
+    device->l2_bytes = gpu->l2_size;
+    device->peak_bandwidth_gbs = fv_rt_device_peak_bandwidth(gpu);
+    device->from_driver = true;
+}
+
+fv_status fv_pipeline_open(const fv_pipeline_options *options, fv_rt_driver *driver, int ordinal,
+                           const fv_device *table_device, fv_pipeline **out)
+{
+    fv_pipeline *p = calloc(1, sizeof *p);
+    FV_CHECK_ALLOC(p);
+    p->options = *options;
+    p->driver = driver;
+    fv_status status = FV_OK;
+    if (driver != NULL && !options->compile_only) {
+        FV_TRY_GOTO(status, fv_rt_context_open(driver, ordinal, &p->context), failed);
+        p->gpu = *fv_rt_context_device(p->context);
+        device_from_gpu(&p->gpu, &p->device);
+        fv_rt_copy_bandwidth_result bandwidth;
+        FV_TRY_GOTO(status, fv_rt_copy_bandwidth(p->context, options->kernel_cache, &bandwidth),
+                    failed);
+        p->copy_bandwidth = bandwidth.gigabytes_per_second;
+    } else {
+        p->device = *table_device;
+    }
+    snprintf(p->arch, sizeof p->arch, "%s", options->arch ? options->arch : p->device.arch);
+    *out = p;
+    return FV_OK;
+failed:
+    fv_pipeline_close(p);
+    return status;
+}
+
+void fv_pipeline_close(fv_pipeline *p)
+{
+    if (p == NULL)
+        return;
+    for (int i = 0; i < p->loaded_count; i++)
+        if (!p->poisoned)
+            fv_rt_module_unload(p->loaded[i].module);
+    free(p->loaded);
+    if (p->context != NULL)
+        fv_rt_context_close(p->context);
+    free(p);
+}
+
+const fv_device *fv_pipeline_device(const fv_pipeline *p) { return &p->device; }
+
+const fv_rt_device_info *fv_pipeline_gpu(const fv_pipeline *p)
+{
+    return p->context ? &p->gpu : NULL;
+}
+
+double fv_pipeline_copy_bandwidth(const fv_pipeline *p) { return p->copy_bandwidth; }
+
+double fv_pipeline_io_bytes(const fv_case *c)
+{
+    const fv_fusion *fusion = c->fusion;
+    double bytes = 0;
+    bool *counted = calloc((size_t)fusion->value_count + 1, sizeof(bool));
+    if (counted == NULL)
+        return 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int32_t count = pass == 0 ? fusion->input_count : fusion->output_count;
+        const int32_t *ids = pass == 0 ? fusion->inputs : fusion->outputs;
+        for (int32_t i = 0; i < count; i++) {
+            int32_t v = ids[i];
+            if (counted[v] || fusion->values[v].kind != FV_VALUE_TENSOR)
+                continue;
+            counted[v] = true;
+            bytes += (double)fv_case_stored_numel(c, v) * (double)fv_dtype_size(fusion->values[v].dtype);
+        }
+    }
+    free(counted);
+    return bytes;
+}
+
+/* ------------------------------------------------------------ kernels */
+
+static void note_resources(fv_result *result, const fv_rt_kernel_resources *resources,
+                           int dynamic_shared)
+{
+    if (resources->registers > result->registers)
+        result->registers = resources->registers;
+    result->spill_bytes += resources->spill_store_bytes + resources->spill_load_bytes;
+    int shared = resources->static_shared_bytes + dynamic_shared;
+    if (shared > result->shared_bytes)
+        result->shared_bytes = shared;
+    if (resources->local_bytes > result->local_bytes)
+        result->local_bytes = resources->local_bytes;
+}
+
+static loaded_kernel *find_loaded(fv_pipeline *p, const char *hash)
+{
+    for (int i = 0; i < p->loaded_count; i++)
+        if (strcmp(p->loaded[i].hash, hash) == 0)
+            return &p->loaded[i];
+    return NULL;
+}
+
+/* Compiles (through the cache) and, with a GPU, loads a kernel once. */
+static fv_status prepare_kernel(fv_pipeline *p, const fv_kernel_plan *kernel, fv_result *result,
+                                loaded_kernel **out)
+{
+    loaded_kernel *existing = p->context ? find_loaded(p, kernel->hash) : NULL;
+    if (existing != NULL) {
+        result->kernels++;
+        result->cache_hits++;
+        note_resources(result, &existing->resources, kernel->launch.dynamic_shared_bytes);
+        *out = existing;
+        return FV_OK;
+    }
+    const char *names[1] = {kernel->name};
+    fv_rt_compile_request request = {.source = kernel->source, .program_name = kernel->name,
+                                     .kernel_names = names, .kernel_count = 1, .arch = p->arch,
+                                     .cache = p->options.kernel_cache};
+    fv_rt_compiled compiled;
+    FV_TRY(fv_rt_compile(&request, &compiled));
+    const fv_rt_kernel_resources *resources = fv_rt_compiled_kernel(&compiled, kernel->name);
+    fv_rt_kernel_resources copy = resources ? *resources : (fv_rt_kernel_resources){0};
+    result->kernels++;
+    result->cache_hits += compiled.cache_hit;
+    if (!compiled.cache_hit)
+        result->compile_ms += compiled.nvrtc_ms;
+    note_resources(result, &copy, kernel->launch.dynamic_shared_bytes);
+    *out = NULL;
+    if (p->context == NULL) {
+        fv_rt_compiled_free(&compiled);
+        return FV_OK;
+    }
+    if (p->loaded_count == p->loaded_capacity) {
+        int capacity = p->loaded_capacity ? 2 * p->loaded_capacity : 16;
+        loaded_kernel *grown = realloc(p->loaded, sizeof *grown * (size_t)capacity);
+        if (grown == NULL) {
+            fv_rt_compiled_free(&compiled);
+            FV_FAIL(FV_ERR_NOMEM, "out of memory");
+        }
+        p->loaded = grown;
+        p->loaded_capacity = capacity;
+    }
+    loaded_kernel *entry = &p->loaded[p->loaded_count];
+    memset(entry, 0, sizeof *entry);
+    snprintf(entry->hash, sizeof entry->hash, "%s", kernel->hash);
+    entry->resources = copy;
+    fv_status status = fv_rt_module_load(p->context, compiled.cubin, compiled.cubin_size,
+                                         &entry->module);
+    if (status == FV_OK)
+        status = fv_rt_module_function(entry->module, kernel->name, &entry->function);
+    fv_rt_compiled_free(&compiled);
+    if (status != FV_OK)
+        return status;
+    p->loaded_count++;
+    *out = entry;
+    return FV_OK;
+}
+
+/* ------------------------------------------------------------ buffers */
+
+typedef struct device_buffers {
+    fv_rt_device_pointer *of_value;   /* per value id (aliases resolved) */
+    fv_rt_device_pointer *workspace;  /* per kernel */
+    fv_rt_device_pointer *semaphores; /* per kernel */
+    int32_t value_count, kernel_count;
+} device_buffers;
+
+static int32_t resolve_alias(const fv_case_plan *plan, int32_t v)
+{
+    while (plan->segmentation.alias_of[v] >= 0)
+        v = plan->segmentation.alias_of[v];
+    return v;
+}
+
+static fv_status allocate_value(fv_pipeline *p, const fv_case *c, const fv_case_plan *plan,
+                                device_buffers *b, int32_t v)
+{
+    v = resolve_alias(plan, v);
+    if (b->of_value[v] != 0)
+        return FV_OK;
+    size_t bytes = (size_t)fv_case_stored_numel(c, v) * fv_dtype_size(c->fusion->values[v].dtype);
+    return fv_rt_alloc(p->context, bytes > 0 ? bytes : 16, &b->of_value[v]);
+}
+
+static fv_status allocate_buffers(fv_pipeline *p, const fv_case *c, const fv_case_plan *plan,
+                                  device_buffers *b)
+{
+    b->value_count = c->fusion->value_count;
+    b->kernel_count = plan->kernel_count;
+    b->of_value = calloc((size_t)b->value_count + 1, sizeof *b->of_value);
+    b->workspace = calloc((size_t)b->kernel_count + 1, sizeof *b->workspace);
+    b->semaphores = calloc((size_t)b->kernel_count + 1, sizeof *b->semaphores);
+    FV_CHECK_ALLOC(b->of_value);
+    FV_CHECK_ALLOC(b->workspace);
+    FV_CHECK_ALLOC(b->semaphores);
+    for (int32_t k = 0; k < plan->kernel_count; k++) {
+        const fv_fusion *sf = plan->kernels[k].segment->fusion;
+        for (int32_t i = 0; i < sf->input_count; i++)
+            if (sf->values[sf->inputs[i]].kind == FV_VALUE_TENSOR)
+                FV_TRY(allocate_value(p, c, plan, b, sf->inputs[i]));
+        for (int32_t o = 0; o < sf->output_count; o++)
+            FV_TRY(allocate_value(p, c, plan, b, sf->outputs[o]));
+        const fv_launch_shape *shape = &plan->kernels[k].launch;
+        if (shape->workspace_bytes > 0)
+            FV_TRY(fv_rt_alloc(p->context, (size_t)shape->workspace_bytes, &b->workspace[k]));
+        if (shape->semaphore_count > 0) {
+            size_t bytes = sizeof(unsigned) * (size_t)shape->semaphore_count;
+            FV_TRY(fv_rt_alloc(p->context, bytes, &b->semaphores[k]));
+            FV_TRY(fv_rt_memset(p->context, b->semaphores[k], 0, bytes));
+        }
+    }
+    return FV_OK;
+}
+
+static void free_buffers(fv_pipeline *p, device_buffers *b)
+{
+    if (p->context != NULL && !p->poisoned) {
+        for (int32_t v = 0; v < b->value_count && b->of_value; v++)
+            if (b->of_value[v] != 0)
+                fv_rt_free(p->context, b->of_value[v]);
+        for (int32_t k = 0; k < b->kernel_count; k++) {
+            if (b->workspace && b->workspace[k])
+                fv_rt_free(p->context, b->workspace[k]);
+            if (b->semaphores && b->semaphores[k])
+                fv_rt_free(p->context, b->semaphores[k]);
+        }
+    }
+    free(b->of_value);
+    free(b->workspace);
+    free(b->semaphores);
+}
+
+/* Generates every tensor input on the host and copies it to the device. */
+static fv_status upload_inputs(fv_pipeline *p, const fv_case *c, device_buffers *b)
+{
+    const fv_fusion *fusion = c->fusion;
+    for (int32_t i = 0; i < fusion->input_count; i++) {
+        int32_t v = fusion->inputs[i];
+        if (fusion->values[v].kind != FV_VALUE_TENSOR || b->of_value[v] == 0)
+            continue;
+        int64_t count = fv_case_stored_numel(c, v);
+        size_t bytes = (size_t)count * fv_dtype_size(fusion->values[v].dtype);
+        void *host = malloc(bytes > 0 ? bytes : 1);
+        FV_CHECK_ALLOC(host);
+        fv_status status = fv_gen_fill_raw(c->seed, (int)i, &c->distributions[i],
+                                           fusion->values[v].dtype, 0, count, host,
+                                           p->options.threads);
+        if (status == FV_OK)
+            status = fv_rt_copy_to_device(p->context, b->of_value[v], host, bytes);
+        free(host);
+        FV_TRY(status);
+    }
+    return FV_OK;
+}
+
+/* ------------------------------------------------------------ launches */
+
+typedef struct launch_sequence {
+    fv_pipeline *pipeline;
+    const fv_case_plan *plan;
+    loaded_kernel **kernels;
+    device_buffers *buffers;
+    double scalars[16][MAX_SCALARS];
+} launch_sequence;
+
+static fv_status launch_kernel(launch_sequence *s, int32_t k)
+{
+    const fv_kernel_plan *kernel = &s->plan->kernels[k];
+    const fv_fusion *sf = kernel->segment->fusion;
+    fv_rt_device_pointer pointers[MAX_KERNEL_ARGUMENTS];
+    long long extents[2];
+    void *arguments[MAX_KERNEL_ARGUMENTS + MAX_SCALARS + 4];
+    int count = 0, pointer_count = 0;
+    for (int32_t i = 0; i < sf->input_count; i++)
+        if (sf->values[sf->inputs[i]].kind == FV_VALUE_TENSOR && pointer_count < MAX_KERNEL_ARGUMENTS)
+            pointers[pointer_count++] = s->buffers->of_value[resolve_alias(s->plan, sf->inputs[i])];
+    for (int32_t o = 0; o < sf->output_count && pointer_count < MAX_KERNEL_ARGUMENTS; o++)
+        pointers[pointer_count++] = s->buffers->of_value[resolve_alias(s->plan, sf->outputs[o])];
+    for (int i = 0; i < pointer_count; i++)
+        arguments[count++] = &pointers[i];
+    int scalar_count = 0;
+    FV_TRY(fv_plan_scalar_arguments(kernel, s->scalars[k], MAX_SCALARS, &scalar_count));
+    for (int i = 0; i < scalar_count; i++)
+        arguments[count++] = &s->scalars[k][i];
+    int64_t outer, inner;
+    fv_sched_canonical_extents(&kernel->segment->view, &kernel->segment_case, &outer, &inner);
+    extents[0] = outer;
+    extents[1] = inner;
+    arguments[count++] = &extents[0];
+    arguments[count++] = &extents[1];
+    arguments[count++] = &s->buffers->workspace[k];
+    arguments[count++] = &s->buffers->semaphores[k];
+    const fv_launch_shape *shape = &kernel->launch;
+    fv_rt_launch_config config = {
+        .grid = {(unsigned)shape->grid[0], (unsigned)shape->grid[1], (unsigned)shape->grid[2]},
+        .block = {(unsigned)shape->block[0], (unsigned)shape->block[1], (unsigned)shape->block[2]},
+        .dynamic_shared_bytes = (unsigned)shape->dynamic_shared_bytes,
+        .cooperative = shape->cooperative};
+    fv_status status = fv_rt_launch(s->kernels[k]->function, &config, arguments);
+    if (status != FV_OK)
+        fv_error_prefix("kernel %s", kernel->name);
+    return status;
+}
+
+static fv_status run_sequence(fv_rt_context *context, void *user_data)
+{
+    launch_sequence *s = user_data;
+    for (int32_t k = 0; k < s->plan->kernel_count; k++)
+        FV_TRY(launch_kernel(s, k));
+    (void)context;
+    return FV_OK;
+}
+
+/* ------------------------------------------------------------ outputs */
+
+static fv_status download_outputs(fv_pipeline *p, const fv_case *c, const fv_case_plan *plan,
+                                  const device_buffers *b, void **host)
+{
+    const fv_fusion *fusion = c->fusion;
+    for (int32_t o = 0; o < fusion->output_count; o++) {
+        int32_t v = fusion->outputs[o];
+        size_t bytes = (size_t)fv_case_numel(c, v) * fv_dtype_size(fusion->values[v].dtype);
+        host[o] = malloc(bytes > 0 ? bytes : 1);
+        FV_CHECK_ALLOC(host[o]);
+        FV_TRY(fv_rt_copy_to_host(p->context, host[o], b->of_value[resolve_alias(plan, v)], bytes));
+    }
+    return FV_OK;
+}
+
+/* Poisons the outputs (all bits set: NaN in every float type) so that a
+ * kernel that skips an element cannot pass on stale data. */
+static fv_status poison_outputs(fv_pipeline *p, const fv_case *c, const fv_case_plan *plan,
+                                const device_buffers *b)
+{
+    for (int32_t o = 0; o < c->fusion->output_count; o++) {
+        int32_t v = c->fusion->outputs[o];
+        size_t bytes = (size_t)fv_case_stored_numel(c, v) * fv_dtype_size(c->fusion->values[v].dtype);
+        FV_TRY(fv_rt_memset(p->context, b->of_value[resolve_alias(plan, v)], 0xff, bytes));
+    }
+    return FV_OK;
+}
+
+static void summarize_comparisons(const fv_case *c, const fv_comparison *comparisons,
+                                  fv_result *result, fv_text *report)
+{
+    int worst = -1;
+    for (int32_t o = 0; o < c->fusion->output_count; o++) {
+        const fv_comparison *cmp = &comparisons[o];
+        result->elements += cmp->total;
+        result->mismatches += cmp->mismatches;
+        if (cmp->worst_ratio > result->worst_ratio || worst < 0) {
+            result->worst_ratio = cmp->worst_ratio;
+            worst = (int)o;
+        }
+        result->worst_absolute = fmax(result->worst_absolute, cmp->worst_absolute);
+        result->worst_relative = fmax(result->worst_relative, cmp->worst_relative);
+        if (!fv_comparison_passed(cmp) && report != NULL) {
+            fv_eval_output output;
+            if (fv_eval_describe_output(c, (int)o, &output) == FV_OK)
+                fv_comparison_format(cmp, c, (int)o, &output, report);
+        }
+    }
+    if (result->mismatches > 0) {
+        char message[512];
+        snprintf(message, sizeof message,
+                 "%lld of %lld output elements exceed the allowed error (worst %.3g times the "
+                 "allowed error, output %d)",
+                 (long long)result->mismatches, (long long)result->elements, result->worst_ratio,
+                 worst);
+        fv_result_fail(result, FV_RESULT_FAIL, "compare", message);
+    }
+}
+
+static int compare_samples(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static fv_status time_case(fv_pipeline *p, const fv_case *c, launch_sequence *sequence,
+                           fv_result *result, double *samples, int *sample_count)
+{
+    int repeats = p->options.repeats > 0 ? p->options.repeats : 1;
+    if (repeats > FV_RESULT_MAX_SAMPLES)
+        repeats = FV_RESULT_MAX_SAMPLES;
+    float measured[FV_RESULT_MAX_SAMPLES];
+    fv_rt_timing timing = {.warmup = p->options.warmup, .repeats = repeats, .flush_l2 = true};
+    FV_TRY(fv_rt_time(p->context, run_sequence, sequence, &timing, measured));
+    double sorted[FV_RESULT_MAX_SAMPLES];
+    for (int i = 0; i < repeats; i++)
+        samples[i] = sorted[i] = measured[i];
+    *sample_count = repeats;
+    qsort(sorted, (size_t)repeats, sizeof(double), compare_samples);
+    result->repeats = repeats;
+    result->time_min_ms = sorted[0];
+    result->time_max_ms = sorted[repeats - 1];
+    result->time_median_ms = repeats % 2 ? sorted[repeats / 2]
+                                         : 0.5 * (sorted[repeats / 2 - 1] + sorted[repeats / 2]);
+    result->io_bytes = fv_pipeline_io_bytes(c);
+    if (result->time_median_ms > 0)
+        result->bandwidth_gbs = result->io_bytes / (result->time_median_ms * 1e-3) / 1e9;
+    result->copy_bandwidth_gbs = p->copy_bandwidth;
+    if (p->copy_bandwidth > 0)
+        result->percent_of_copy = 100.0 * result->bandwidth_gbs / p->copy_bandwidth;
+    return FV_OK;
+}
+
+/* ------------------------------------------------------------------ run */
+
+static void describe_plan(const fv_case_plan *plan, fv_result *result)
+{
+    size_t used_schedulers = 0, used_parameters = 0, used_hashes = 0;
+    result->segment_count = plan->kernel_count;
+    for (int32_t k = 0; k < plan->kernel_count; k++) {
+        const fv_kernel_plan *kernel = &plan->kernels[k];
+        used_schedulers += (size_t)snprintf(result->schedulers + used_schedulers,
+                                            used_schedulers < sizeof result->schedulers
+                                                ? sizeof result->schedulers - used_schedulers : 0,
+                                            "%s%s", k ? "+" : "", kernel->segment->scheduler->name);
+        used_parameters += (size_t)snprintf(result->parameters + used_parameters,
+                                            used_parameters < sizeof result->parameters
+                                                ? sizeof result->parameters - used_parameters : 0,
+                                            "%s[%d] %s", k ? "; " : "", (int)k,
+                                            kernel->params.description);
+        used_hashes += (size_t)snprintf(result->kernel_hashes + used_hashes,
+                                        used_hashes < sizeof result->kernel_hashes
+                                            ? sizeof result->kernel_hashes - used_hashes : 0,
+                                        "%s%.16s", k ? "," : "", kernel->hash);
+    }
+}
+
+/* Everything that needs the GPU: inputs, launch, compare, time. */
+static fv_status run_on_gpu(fv_pipeline *p, const fv_case *c, const fv_case_plan *plan,
+                            loaded_kernel **kernels, fv_result *result, double *samples,
+                            int *sample_count, fv_text *report)
+{
+    device_buffers buffers = {0};
+    launch_sequence sequence = {.pipeline = p, .plan = plan, .kernels = kernels,
+                                .buffers = &buffers};
+    void **host = calloc((size_t)c->fusion->output_count + 1, sizeof(void *));
+    fv_comparison *comparisons = calloc((size_t)c->fusion->output_count + 1, sizeof *comparisons);
+    fv_status status = FV_OK;
+    const char *stage = "inputs";
+    if (plan->kernel_count > 16) {
+        fv_result_fail(result, FV_RESULT_UNSUPPORTED, "launch", "more than 16 kernels in one case");
+        goto done;
+    }
+    if (host == NULL || comparisons == NULL) {
+        status = fv_error_raise(FV_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+        goto done;
+    }
+    FV_TRY_GOTO(status, allocate_buffers(p, c, plan, &buffers), done);
+    FV_TRY_GOTO(status, upload_inputs(p, c, &buffers), done);
+    FV_TRY_GOTO(status, poison_outputs(p, c, plan, &buffers), done);
+    stage = "launch";
+    FV_TRY_GOTO(status, run_sequence(p->context, &sequence), done);
+    FV_TRY_GOTO(status, fv_rt_synchronize(p->context), done);
+    FV_TRY_GOTO(status, download_outputs(p, c, plan, &buffers, host), done);
+    stage = "reference";
+    fv_eval_options eval = {.threads = p->options.threads, .mode = FV_EVAL_REFERENCE,
+                            .memory_budget = p->options.memory_budget};
+    fv_ref_report reference;
+    double started = now_ms();
+    status = fv_ref_compare(p->options.store, c, &eval, p->options.tolerance,
+                            (const void *const *)host, comparisons, &reference);
+    if (status != FV_OK)
+        goto done;
+    result->reference_ms = now_ms() - started;
+    snprintf(result->reference_source, sizeof result->reference_source, "%s",
+             fv_ref_outcome_name(reference.outcome));
+    summarize_comparisons(c, comparisons, result, report);
+    stage = "timing";
+    FV_TRY_GOTO(status, time_case(p, c, &sequence, result, samples, sample_count), done);
+    stage = "done";
+done:
+    if (status != FV_OK) {
+        bool fault = status == FV_ERR_CUDA && strcmp(stage, "reference") != 0;
+        fv_result_fail(result, fault ? FV_RESULT_CRASH : FV_RESULT_ERROR, stage,
+                       fv_error_message());
+        if (fault) {
+            /* A kernel fault poisons the context for good (issue 5 moves GPU
+             * work into a worker process that can be restarted). */
+            p->poisoned = true;
+            snprintf(p->poison_reason, sizeof p->poison_reason,
+                     "the GPU context was lost in case %s: %s", c->id, fv_error_message());
+        }
+        status = (status == FV_ERR_NOMEM || status == FV_ERR_IO || status == FV_ERR_HDF5)
+                     ? status : FV_OK;
+    } else if (result->status == FV_RESULT_PASS) {
+        snprintf(result->stage, sizeof result->stage, "done");
+    }
+    for (int32_t o = 0; host && o < c->fusion->output_count; o++)
+        free(host[o]);
+    free(host);
+    free(comparisons);
+    free_buffers(p, &buffers);
+    return status;
+}
+
+static void fill_identity(const fv_pipeline *p, const fv_case *c, fv_result *result)
+{
+    char sizes[96];
+    fv_case_size_label(c, sizes, sizeof sizes);
+    fv_result_init(result, c->id, c->family, fv_dtype_name(c->dtype), sizes, c->seed,
+                   c->source_path);
+    snprintf(result->arch, sizeof result->arch, "%s", p->arch);
+    snprintf(result->tolerance, sizeof result->tolerance, "%s",
+             fv_tolerance_name(p->options.tolerance));
+    if (p->context != NULL) {
+        snprintf(result->gpu_name, sizeof result->gpu_name, "%s", p->gpu.name);
+        snprintf(result->gpu_uuid, sizeof result->gpu_uuid, "%s", p->gpu.uuid);
+    } else {
+        snprintf(result->gpu_name, sizeof result->gpu_name, "%s", p->device.name);
+    }
+    gethostname(result->host, sizeof result->host);
+    fv_text repro = {0};
+    fv_repro_command(c, &repro);
+    snprintf(result->repro, sizeof result->repro, "%s", fv_text_str(&repro));
+    fv_text_free(&repro);
+}
+
+fv_status fv_pipeline_run(fv_pipeline *p, const fv_case *c, fv_result *result, double *samples,
+                          int *sample_count, fv_text *report,
+                          fv_pipeline_kernel_sink kernel_sink, void *sink_context)
+{
+    double started = now_ms();
+    *sample_count = 0;
+    fill_identity(p, c, result);
+    fv_case_plan plan;
+    fv_status status = fv_plan_case(c, &p->device, &plan);
+    if (status != FV_OK) {
+        fv_result_fail(result, status == FV_ERR_UNSUPPORTED ? FV_RESULT_UNSUPPORTED : FV_RESULT_ERROR,
+                       "schedule", fv_error_message());
+        result->wall_ms = now_ms() - started;
+        return status == FV_ERR_NOMEM ? status : FV_OK;
+    }
+    describe_plan(&plan, result);
+    loaded_kernel **kernels = calloc((size_t)plan.kernel_count + 1, sizeof *kernels);
+    if (kernels == NULL) {
+        fv_plan_free(&plan);
+        FV_FAIL(FV_ERR_NOMEM, "out of memory");
+    }
+    for (int32_t k = 0; k < plan.kernel_count && status == FV_OK; k++) {
+        status = prepare_kernel(p, &plan.kernels[k], result, &kernels[k]);
+        if (status == FV_OK && kernel_sink != NULL) {
+            const fv_rt_kernel_resources empty = {0};
+            kernel_sink(sink_context, &plan.kernels[k], kernels[k] ? &kernels[k]->resources : &empty,
+                        p->arch);
+        }
+    }
+    if (status != FV_OK) {
+        fv_result_fail(result, status == FV_ERR_NVRTC ? FV_RESULT_ERROR : FV_RESULT_ERROR,
+                       status == FV_ERR_NVRTC ? "compile" : "load", fv_error_message());
+        status = status == FV_ERR_NOMEM ? status : FV_OK;
+    } else if (p->context == NULL) {
+        if (result->spill_bytes > 0)
+            fv_result_fail(result, FV_RESULT_FAIL, "compile", "a kernel spills registers");
+        else
+            fv_result_fail(result, FV_RESULT_COMPILED, "compile", "");
+    } else if (p->poisoned) {
+        fv_result_fail(result, FV_RESULT_SKIPPED, "launch", p->poison_reason);
+    } else {
+        status = run_on_gpu(p, c, &plan, kernels, result, samples, sample_count, report);
+    }
+    free(kernels);
+    fv_plan_free(&plan);
+    result->wall_ms = now_ms() - started;
+    result->finished_at = (double)time(NULL);
+    return status;
+}

@@ -1,0 +1,66 @@
+/* pipeline.h: runs one case through the whole pipeline in this process:
+ * plan (segment, schedule, emit), compile (NVRTC through the cubin cache),
+ * and with a GPU: generate inputs, launch, compare the outputs with the
+ * references, and time the kernels.  Case-level problems are recorded in the
+ * result; only harness failures are returned as errors. */
+#ifndef FV_SERVICE_PIPELINE_H
+#define FV_SERVICE_PIPELINE_H
+
+#include "runtime/cache.h"
+#include "runtime/device.h"
+#include "runtime/driver.h"
+#include "runtime/nvrtc.h"
+#include "service/plan.h"
+#include "service/result.h"
+#include "validate/compare.h"
+#include "validate/store.h"
+
+typedef struct fv_pipeline_options {
+    bool compile_only;          /* stop after NVRTC */
+    const char *arch;           /* NVRTC target; NULL: the device's */
+    int warmup;                 /* untimed runs before timing */
+    int repeats;                /* timed runs (samples) */
+    fv_tolerance_policy tolerance;
+    fv_store *store;            /* reference store; NULL computes references every time */
+    fv_rt_cache *kernel_cache;  /* cubin cache; NULL compiles every time */
+    int threads;                /* host threads for inputs and references; 0 = all */
+    int64_t memory_budget;      /* evaluator bytes per thread; 0 = default */
+} fv_pipeline_options;
+
+typedef struct fv_pipeline fv_pipeline;
+
+/* A pipeline for the GPU `ordinal` of `driver`, or, with driver NULL, for
+ * compile-only work against `table_device`.  Measures (or reads from the
+ * cache) the GPU's copy bandwidth once.  Fails on CUDA errors. */
+fv_status fv_pipeline_open(const fv_pipeline_options *options, fv_rt_driver *driver, int ordinal,
+                           const fv_device *table_device, fv_pipeline **pipeline);
+
+void fv_pipeline_close(fv_pipeline *pipeline);
+
+/* The device the kernels are planned for. */
+const fv_device *fv_pipeline_device(const fv_pipeline *pipeline);
+
+/* Facts about the GPU (NULL in compile-only mode). */
+const fv_rt_device_info *fv_pipeline_gpu(const fv_pipeline *pipeline);
+
+/* Measured device-to-device copy bandwidth in GB/s (0 without a GPU). */
+double fv_pipeline_copy_bandwidth(const fv_pipeline *pipeline);
+
+/* Called once per kernel a case uses, with its source and resources. */
+typedef void (*fv_pipeline_kernel_sink)(void *context, const fv_kernel_plan *kernel,
+                                        const fv_rt_kernel_resources *resources,
+                                        const char *arch);
+
+/* Runs a case and fills *result (status, stage, resources, comparison,
+ * timing, bandwidth) and samples[0..*sample_count) with the timed repeats
+ * (at most FV_RESULT_MAX_SAMPLES).  `report` (may be NULL) receives the full
+ * comparison report of failing outputs.  Returns FV_OK even when the case
+ * fails; an error only for harness failures (out of memory, store I/O). */
+fv_status fv_pipeline_run(fv_pipeline *pipeline, const fv_case *c, fv_result *result,
+                          double *samples, int *sample_count, fv_text *report,
+                          fv_pipeline_kernel_sink kernel_sink, void *sink_context);
+
+/* Bytes a case moves: every input and output once, broadcast dims once. */
+double fv_pipeline_io_bytes(const fv_case *c);
+
+#endif
