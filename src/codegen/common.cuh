@@ -4,6 +4,11 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+// NVRTC compiles without the C math headers.
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
+
 // A vector of N elements, aligned to its size so that one load or store
 // instruction moves it (16 bytes at most).
 template <typename T, int N>
