@@ -150,23 +150,26 @@ static void note_resources(fv_result *result, const fv_rt_kernel_resources *reso
         result->local_bytes = resources->local_bytes;
 }
 
-static loaded_kernel *find_loaded(fv_pipeline *p, const char *hash)
+static int find_loaded(const fv_pipeline *p, const char *hash)
 {
     for (int i = 0; i < p->loaded_count; i++)
         if (strcmp(p->loaded[i].hash, hash) == 0)
-            return &p->loaded[i];
-    return NULL;
+            return i;
+    return -1;
 }
 
 /* Compiles (through the cache) and, with a GPU, loads a kernel once. */
+/* *out is an index into p->loaded (which may move as it grows), or -1
+ * without a GPU. */
 static fv_status prepare_kernel(fv_pipeline *p, const fv_kernel_plan *kernel, fv_result *result,
-                                loaded_kernel **out)
+                                int *out, fv_rt_kernel_resources *resources_out)
 {
-    loaded_kernel *existing = p->context ? find_loaded(p, kernel->hash) : NULL;
-    if (existing != NULL) {
+    int existing = p->context ? find_loaded(p, kernel->hash) : -1;
+    if (existing >= 0) {
         result->kernels++;
         result->cache_hits++;
-        note_resources(result, &existing->resources, kernel->launch.dynamic_shared_bytes);
+        note_resources(result, &p->loaded[existing].resources, kernel->launch.dynamic_shared_bytes);
+        *resources_out = p->loaded[existing].resources;
         *out = existing;
         return FV_OK;
     }
@@ -183,7 +186,8 @@ static fv_status prepare_kernel(fv_pipeline *p, const fv_kernel_plan *kernel, fv
     if (!compiled.cache_hit)
         result->compile_ms += compiled.nvrtc_ms;
     note_resources(result, &copy, kernel->launch.dynamic_shared_bytes);
-    *out = NULL;
+    *resources_out = copy;
+    *out = -1;
     if (p->context == NULL) {
         fv_rt_compiled_free(&compiled);
         return FV_OK;
@@ -209,8 +213,7 @@ static fv_status prepare_kernel(fv_pipeline *p, const fv_kernel_plan *kernel, fv
     fv_rt_compiled_free(&compiled);
     if (status != FV_OK)
         return status;
-    p->loaded_count++;
-    *out = entry;
+    *out = p->loaded_count++;
     return FV_OK;
 }
 
@@ -316,7 +319,7 @@ static fv_status upload_inputs(fv_pipeline *p, const fv_case *c, device_buffers 
 typedef struct launch_sequence {
     fv_pipeline *pipeline;
     const fv_case_plan *plan;
-    loaded_kernel **kernels;
+    const int *kernels;            /* per kernel: index into pipeline->loaded */
     device_buffers *buffers;
     double scalars[16][MAX_SCALARS];
 } launch_sequence;
@@ -354,7 +357,8 @@ static fv_status launch_kernel(launch_sequence *s, int32_t k)
         .block = {(unsigned)shape->block[0], (unsigned)shape->block[1], (unsigned)shape->block[2]},
         .dynamic_shared_bytes = (unsigned)shape->dynamic_shared_bytes,
         .cooperative = shape->cooperative};
-    fv_status status = fv_rt_launch(s->kernels[k]->function, &config, arguments);
+    fv_status status = fv_rt_launch(s->pipeline->loaded[s->kernels[k]].function, &config,
+                                    arguments);
     if (status != FV_OK)
         fv_error_prefix("kernel %s", kernel->name);
     return status;
@@ -489,7 +493,7 @@ static void describe_plan(const fv_case_plan *plan, fv_result *result)
 
 /* Everything that needs the GPU: inputs, launch, compare, time. */
 static fv_status run_on_gpu(fv_pipeline *p, const fv_case *c, const fv_case_plan *plan,
-                            loaded_kernel **kernels, fv_result *result, double *samples,
+                            const int *kernels, fv_result *result, double *samples,
                             int *sample_count, fv_text *report)
 {
     device_buffers buffers = {0};
@@ -593,18 +597,16 @@ fv_status fv_pipeline_run(fv_pipeline *p, const fv_case *c, fv_result *result, d
         return status == FV_ERR_NOMEM ? status : FV_OK;
     }
     describe_plan(&plan, result);
-    loaded_kernel **kernels = calloc((size_t)plan.kernel_count + 1, sizeof *kernels);
+    int *kernels = calloc((size_t)plan.kernel_count + 1, sizeof *kernels);
     if (kernels == NULL) {
         fv_plan_free(&plan);
         FV_FAIL(FV_ERR_NOMEM, "out of memory");
     }
     for (int32_t k = 0; k < plan.kernel_count && status == FV_OK; k++) {
-        status = prepare_kernel(p, &plan.kernels[k], result, &kernels[k]);
-        if (status == FV_OK && kernel_sink != NULL) {
-            const fv_rt_kernel_resources empty = {0};
-            kernel_sink(sink_context, &plan.kernels[k], kernels[k] ? &kernels[k]->resources : &empty,
-                        p->arch);
-        }
+        fv_rt_kernel_resources resources;
+        status = prepare_kernel(p, &plan.kernels[k], result, &kernels[k], &resources);
+        if (status == FV_OK && kernel_sink != NULL)
+            kernel_sink(sink_context, &plan.kernels[k], &resources, p->arch);
     }
     if (status != FV_OK) {
         fv_result_fail(result, status == FV_ERR_NVRTC ? FV_RESULT_ERROR : FV_RESULT_ERROR,
