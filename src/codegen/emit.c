@@ -450,7 +450,15 @@ static void emit_load(fv_emitter *emitter, int32_t value, fv_emit_index where)
     fv_codegen_line(emitter, "// %s: input %d, %s",
                     fv_ir_value_label(emitter->view->fusion, value, label), position,
                     fv_dtype_name(v->dtype));
-    if (fv_codegen_spans_inner(emitter->view, value)) {
+    if (emitter->buffered_load != NULL && emitter->buffered_load[value] != NULL) {
+        const char *line = emitter->buffered_load[value];
+        while (*line != '\0') {
+            const char *end = strchr(line, '\n');
+            int length = end ? (int)(end - line) : (int)strlen(line);
+            fv_codegen_line(emitter, "%.*s", length, line);
+            line += length + (end ? 1 : 0);
+        }
+    } else if (fv_codegen_spans_inner(emitter->view, value)) {
         fv_codegen_line(emitter, "%s v%d[%d];", type, (int)value, emitter->vector);
         fv_codegen_line(emitter, "%s<%d>(in%d + %s, v%d);",
                         float_storage(v->dtype) ? "fv_load" : "fv_load_exact", emitter->vector,

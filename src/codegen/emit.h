@@ -25,6 +25,8 @@ extern const char fv_skeleton_common[];
 extern const char fv_skeleton_pointwise[];
 extern const char fv_skeleton_inner_reduction[];
 extern const char fv_skeleton_outer_reduction[];
+extern const char fv_skeleton_inner_persistent[];
+extern const char fv_skeleton_inner_outer_persistent[];
 
 typedef struct fv_emitter {
     const fv_segment_view *view;
@@ -32,6 +34,10 @@ typedef struct fv_emitter {
     fv_text *out;           /* the section being written */
     int indent;             /* spaces */
     bool *declared;         /* per value id: declared in the current scope */
+    /* Persistent kernels: per value id, the line that reads an input that
+     * spans both axes from the row buffer instead of global memory (e.g.
+     * "const float (&v3)[8] = buffer3[b];"), or NULL. */
+    const char **buffered_load;
 } fv_emitter;
 
 /* Index expressions of the element a thread is at. */

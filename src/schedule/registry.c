@@ -5,6 +5,8 @@
 #include "schedule/schedule.h"
 
 static const fv_scheduler *const registry[] = {
+    &fv_sched_inner_outer_persistent,
+    &fv_sched_inner_persistent,
     &fv_sched_pointwise,
     &fv_sched_inner_reduction,
     &fv_sched_outer_reduction,
@@ -15,13 +17,20 @@ const fv_scheduler *const *fv_sched_registry(void) { return registry; }
 
 const fv_scheduler *fv_sched_find(const fv_segment_view *view, char *why, size_t why_size)
 {
+    return fv_sched_find_in(NULL, view, why, why_size);
+}
+
+const fv_scheduler *fv_sched_find_in(const fv_scheduler *const *families,
+                                     const fv_segment_view *view, char *why, size_t why_size)
+{
+    const fv_scheduler *const *list = families != NULL ? families : registry;
     size_t used = 0;
     if (why_size > 0)
         why[0] = '\0';
-    for (int i = 0; registry[i] != NULL; i++) {
+    for (int i = 0; list[i] != NULL; i++) {
         char reason[320] = "";
-        if (registry[i]->accepts(view, reason, sizeof reason))
-            return registry[i];
+        if (list[i]->accepts(view, reason, sizeof reason))
+            return list[i];
         if (used < why_size) {
             int written = snprintf(why + used, why_size - used, "%s%s", used ? "; " : "", reason);
             if (written > 0)

@@ -103,6 +103,10 @@ const fv_scheduler *const *fv_sched_registry(void);
  * each family's reason joined in `why`. */
 const fv_scheduler *fv_sched_find(const fv_segment_view *view, char *why, size_t why_size);
 
+/* The same over `families` (NULL-terminated; NULL means the registry). */
+const fv_scheduler *fv_sched_find_in(const fv_scheduler *const *families,
+                                     const fv_segment_view *view, char *why, size_t why_size);
+
 /* The family with this name, or NULL. */
 const fv_scheduler *fv_sched_by_name(const char *name);
 
@@ -110,5 +114,7 @@ const fv_scheduler *fv_sched_by_name(const char *name);
 extern const fv_scheduler fv_sched_pointwise;
 extern const fv_scheduler fv_sched_inner_reduction;
 extern const fv_scheduler fv_sched_outer_reduction;
+extern const fv_scheduler fv_sched_inner_persistent;
+extern const fv_scheduler fv_sched_inner_outer_persistent;
 
 #endif

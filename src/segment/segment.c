@@ -19,6 +19,7 @@ typedef struct candidate {
 
 typedef struct segmenter {
     const fv_fusion *fusion;
+    const fv_scheduler *const *families; /* NULL: the registry */
     int32_t *order;            /* live ops, topological */
     int32_t op_count;
     int32_t *position;         /* per op id: index in order, or -1 if dead */
@@ -173,7 +174,7 @@ static fv_status try_schedule(segmenter *s, const bool *roots, const fv_schedule
         fv_ir_fusion_release(fusion);
         return status;
     }
-    *scheduler = fv_sched_find(view, s->why, sizeof s->why);
+    *scheduler = fv_sched_find_in(s->families, view, s->why, sizeof s->why);
     *segment_fusion = fusion;
     return FV_OK;
 }
@@ -610,8 +611,14 @@ done:
 
 fv_status fv_segment_fusion(const fv_fusion *fusion, fv_segmentation *out)
 {
+    return fv_segment_fusion_with(fusion, NULL, out);
+}
+
+fv_status fv_segment_fusion_with(const fv_fusion *fusion, const fv_scheduler *const *families,
+                                 fv_segmentation *out)
+{
     memset(out, 0, sizeof *out);
-    segmenter s = {.fusion = fusion};
+    segmenter s = {.fusion = fusion, .families = families};
     fv_status status = fv_ir_live_ops(fusion, &s.order, &s.op_count);
     if (status != FV_OK)
         return status;

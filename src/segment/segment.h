@@ -45,6 +45,10 @@ typedef struct fv_segmentation {
  * each family's reason) if some part cannot be scheduled; FV_ERR_NOMEM. */
 fv_status fv_segment_fusion(const fv_fusion *fusion, fv_segmentation *segmentation);
 
+/* The same, with only `families` (NULL-terminated; NULL: all of them). */
+fv_status fv_segment_fusion_with(const fv_fusion *fusion, const fv_scheduler *const *families,
+                                 fv_segmentation *segmentation);
+
 void fv_segmentation_free(fv_segmentation *segmentation);
 
 /* Appends a readable listing: per segment its family, inputs, outputs, ops

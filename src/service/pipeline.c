@@ -322,7 +322,32 @@ typedef struct launch_sequence {
     const int *kernels;            /* per kernel: index into pipeline->loaded */
     device_buffers *buffers;
     double scalars[16][MAX_SCALARS];
+    unsigned grid_x[16];            /* per kernel: blocks on x (cooperative: clamped) */
 } launch_sequence;
+
+/* A cooperative kernel's blocks must all be resident at once: clamp its
+ * grid to what the compiled kernel's occupancy allows (its rows are
+ * grid-strided, so fewer blocks stay correct). */
+static fv_status fit_grids(launch_sequence *s)
+{
+    for (int32_t k = 0; k < s->plan->kernel_count; k++) {
+        const fv_launch_shape *shape = &s->plan->kernels[k].launch;
+        s->grid_x[k] = (unsigned)shape->grid[0];
+        if (!shape->cooperative)
+            continue;
+        int blocks_per_sm = 0;
+        fv_rt_function *function = s->pipeline->loaded[s->kernels[k]].function;
+        FV_TRY(fv_rt_occupancy(function, shape->block[0] * shape->block[1] * shape->block[2],
+                               (size_t)shape->dynamic_shared_bytes, &blocks_per_sm));
+        unsigned resident = (unsigned)(blocks_per_sm * s->pipeline->device.sm_count);
+        if (resident == 0)
+            FV_FAIL(FV_ERR_UNSUPPORTED, "kernel %s cannot keep one block per SM resident",
+                    s->plan->kernels[k].name);
+        if (s->grid_x[k] > resident)
+            s->grid_x[k] = resident;
+    }
+    return FV_OK;
+}
 
 static fv_status launch_kernel(launch_sequence *s, int32_t k)
 {
@@ -353,7 +378,7 @@ static fv_status launch_kernel(launch_sequence *s, int32_t k)
     arguments[count++] = &s->buffers->semaphores[k];
     const fv_launch_shape *shape = &kernel->launch;
     fv_rt_launch_config config = {
-        .grid = {(unsigned)shape->grid[0], (unsigned)shape->grid[1], (unsigned)shape->grid[2]},
+        .grid = {s->grid_x[k], (unsigned)shape->grid[1], (unsigned)shape->grid[2]},
         .block = {(unsigned)shape->block[0], (unsigned)shape->block[1], (unsigned)shape->block[2]},
         .dynamic_shared_bytes = (unsigned)shape->dynamic_shared_bytes,
         .cooperative = shape->cooperative};
@@ -469,10 +494,20 @@ static fv_status time_case(fv_pipeline *p, const fv_case *c, launch_sequence *se
 
 /* ------------------------------------------------------------------ run */
 
+static void clear_resources(fv_result *result)
+{
+    result->registers = result->spill_bytes = result->shared_bytes = result->local_bytes = 0;
+    result->kernels = result->cache_hits = 0;
+    result->schedulers[0] = result->parameters[0] = result->kernel_hashes[0] = '\0';
+}
+
 static void describe_plan(const fv_case_plan *plan, fv_result *result)
 {
     size_t used_schedulers = 0, used_parameters = 0, used_hashes = 0;
     result->segment_count = plan->kernel_count;
+    if (plan->fallback[0])
+        used_parameters += (size_t)snprintf(result->parameters, sizeof result->parameters,
+                                            "fallback (%s); ", plan->fallback);
     for (int32_t k = 0; k < plan->kernel_count; k++) {
         const fv_kernel_plan *kernel = &plan->kernels[k];
         used_schedulers += (size_t)snprintf(result->schedulers + used_schedulers,
@@ -515,6 +550,7 @@ static fv_status run_on_gpu(fv_pipeline *p, const fv_case *c, const fv_case_plan
     FV_TRY_GOTO(status, upload_inputs(p, c, &buffers), done);
     FV_TRY_GOTO(status, poison_outputs(p, c, plan, &buffers), done);
     stage = "launch";
+    FV_TRY_GOTO(status, fit_grids(&sequence), done);
     FV_TRY_GOTO(status, run_sequence(p->context, &sequence), done);
     FV_TRY_GOTO(status, fv_rt_synchronize(p->context), done);
     FV_TRY_GOTO(status, download_outputs(p, c, plan, &buffers, host), done);
@@ -589,24 +625,50 @@ fv_status fv_pipeline_run(fv_pipeline *p, const fv_case *c, fv_result *result, d
     *sample_count = 0;
     fill_identity(p, c, result);
     fv_case_plan plan;
-    fv_status status = fv_plan_case(c, &p->device, &plan);
-    if (status != FV_OK) {
-        fv_result_fail(result, status == FV_ERR_UNSUPPORTED ? FV_RESULT_UNSUPPORTED : FV_RESULT_ERROR,
-                       "schedule", fv_error_message());
-        result->wall_ms = now_ms() - started;
-        return status == FV_ERR_NOMEM ? status : FV_OK;
-    }
-    describe_plan(&plan, result);
-    int *kernels = calloc((size_t)plan.kernel_count + 1, sizeof *kernels);
-    if (kernels == NULL) {
+    int *kernels = NULL;
+    const fv_scheduler *excluded[8] = {NULL};
+    int excluded_count = 0;
+    char reason[512] = "";
+    fv_status status;
+    /* Plan and compile; a family whose kernel spills registers is set aside
+     * and the case planned again without it. */
+    for (;;) {
+        status = fv_plan_case_excluding(c, &p->device, excluded, reason[0] ? reason : NULL, &plan);
+        if (status != FV_OK) {
+            fv_result_fail(result, status == FV_ERR_UNSUPPORTED ? FV_RESULT_UNSUPPORTED
+                                                                : FV_RESULT_ERROR,
+                           "schedule", fv_error_message());
+            result->wall_ms = now_ms() - started;
+            return status == FV_ERR_NOMEM ? status : FV_OK;
+        }
+        clear_resources(result);
+        describe_plan(&plan, result);
+        free(kernels);
+        kernels = calloc((size_t)plan.kernel_count + 1, sizeof *kernels);
+        if (kernels == NULL) {
+            fv_plan_free(&plan);
+            FV_FAIL(FV_ERR_NOMEM, "out of memory");
+        }
+        const fv_scheduler *spilled = NULL;
+        int spill_bytes = 0;
+        for (int32_t k = 0; k < plan.kernel_count && status == FV_OK; k++) {
+            fv_rt_kernel_resources resources = {0};
+            status = prepare_kernel(p, &plan.kernels[k], result, &kernels[k], &resources);
+            if (status == FV_OK && kernel_sink != NULL)
+                kernel_sink(sink_context, &plan.kernels[k], &resources, p->arch);
+            int spills = resources.spill_store_bytes + resources.spill_load_bytes;
+            if (status == FV_OK && spills > 0 && spilled == NULL) {
+                spilled = plan.kernels[k].segment->scheduler;
+                spill_bytes = spills;
+            }
+        }
+        if (status != FV_OK || spilled == NULL || excluded_count == 7)
+            break;
+        size_t used = strlen(reason);
+        snprintf(reason + used, sizeof reason - used, "%s%s not used: its kernel spills %d bytes",
+                 used ? "; " : "", spilled->name, spill_bytes);
+        excluded[excluded_count++] = spilled;
         fv_plan_free(&plan);
-        FV_FAIL(FV_ERR_NOMEM, "out of memory");
-    }
-    for (int32_t k = 0; k < plan.kernel_count && status == FV_OK; k++) {
-        fv_rt_kernel_resources resources;
-        status = prepare_kernel(p, &plan.kernels[k], result, &kernels[k], &resources);
-        if (status == FV_OK && kernel_sink != NULL)
-            kernel_sink(sink_context, &plan.kernels[k], &resources, p->arch);
     }
     if (status != FV_OK) {
         fv_result_fail(result, status == FV_ERR_NVRTC ? FV_RESULT_ERROR : FV_RESULT_ERROR,

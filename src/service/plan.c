@@ -50,25 +50,77 @@ static fv_status plan_kernel(const fv_case *c, const fv_segment *segment, int in
     return FV_OK;
 }
 
-fv_status fv_plan_case(const fv_case *c, const fv_device *device, fv_case_plan *plan)
+/* One attempt with the given families; on a family's FV_ERR_UNSUPPORTED
+ * for these sizes, *rejected names it. */
+static fv_status plan_with(const fv_case *c, const fv_device *device,
+                           const fv_scheduler *const *families, fv_case_plan *plan,
+                           const fv_scheduler **rejected)
 {
-    memset(plan, 0, sizeof *plan);
-    FV_TRY(fv_segment_fusion(c->fusion, &plan->segmentation));
+    *rejected = NULL;
+    FV_TRY(fv_segment_fusion_with(c->fusion, families, &plan->segmentation));
     plan->kernels = calloc((size_t)plan->segmentation.count + 1, sizeof *plan->kernels);
-    if (plan->kernels == NULL) {
-        fv_plan_free(plan);
+    if (plan->kernels == NULL)
         FV_FAIL(FV_ERR_NOMEM, "out of memory planning a case");
-    }
     for (int32_t i = 0; i < plan->segmentation.count; i++) {
         fv_status status = plan_kernel(c, &plan->segmentation.segments[i], (int)i, device,
                                        &plan->kernels[i]);
         plan->kernel_count = i + 1;
-        if (status != FV_OK) {
-            fv_plan_free(plan);
+        if (status == FV_ERR_UNSUPPORTED)
+            *rejected = plan->segmentation.segments[i].scheduler;
+        if (status != FV_OK)
             return status;
-        }
     }
     return FV_OK;
+}
+
+fv_status fv_plan_case(const fv_case *c, const fv_device *device, fv_case_plan *plan)
+{
+    return fv_plan_case_excluding(c, device, NULL, NULL, plan);
+}
+
+static bool listed(const fv_scheduler *const *list, const fv_scheduler *family)
+{
+    for (int i = 0; list != NULL && list[i] != NULL; i++)
+        if (list[i] == family)
+            return true;
+    return false;
+}
+
+fv_status fv_plan_case_excluding(const fv_case *c, const fv_device *device,
+                                 const fv_scheduler *const *excluded, const char *reason,
+                                 fv_case_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    if (reason != NULL)
+        snprintf(plan->fallback, sizeof plan->fallback, "%s", reason);
+    const fv_scheduler *const *registry = fv_sched_registry();
+    const fv_scheduler *families[16];
+    int count = 0;
+    for (int i = 0; registry[i] != NULL && count < 15; i++)
+        if (!listed(excluded, registry[i]))
+            families[count++] = registry[i];
+    families[count] = NULL;
+    for (;;) {
+        const fv_scheduler *rejected;
+        char fallback[sizeof plan->fallback];
+        snprintf(fallback, sizeof fallback, "%s", plan->fallback);
+        fv_status status = plan_with(c, device, families, plan, &rejected);
+        if (status == FV_OK)
+            return FV_OK;
+        fv_plan_free(plan);
+        if (status != FV_ERR_UNSUPPORTED || rejected == NULL)
+            return status;
+        /* Set the family aside and segment again with the others. */
+        snprintf(plan->fallback, sizeof plan->fallback, "%s%s%s not used: %s", fallback,
+                 fallback[0] ? "; " : "", rejected->name, fv_error_message());
+        fv_error_clear();
+        int kept = 0;
+        for (int i = 0; i < count; i++)
+            if (families[i] != rejected)
+                families[kept++] = families[i];
+        families[kept] = NULL;
+        count = kept;
+    }
 }
 
 void fv_plan_free(fv_case_plan *plan)
@@ -77,7 +129,10 @@ void fv_plan_free(fv_case_plan *plan)
         free(plan->kernels[i].source);
     free(plan->kernels);
     fv_segmentation_free(&plan->segmentation);
+    char fallback[sizeof plan->fallback];
+    snprintf(fallback, sizeof fallback, "%s", plan->fallback);
     memset(plan, 0, sizeof *plan);
+    snprintf(plan->fallback, sizeof plan->fallback, "%s", fallback);
 }
 
 fv_status fv_plan_scalar_arguments(const fv_kernel_plan *kernel, double *values, int capacity,

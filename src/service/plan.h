@@ -20,13 +20,22 @@ typedef struct fv_case_plan {
     fv_segmentation segmentation;
     fv_kernel_plan *kernels;       /* one per segment, in execution order */
     int32_t kernel_count;
+    char fallback[512];            /* why a family was set aside for these sizes, or "" */
 } fv_case_plan;
 
 /* Segments the case, chooses parameters for `device` and emits every
- * kernel.  FV_ERR_UNSUPPORTED when no scheduler takes a segment or the sizes
- * do not fit; the message names the segment.  On failure the partial plan is
- * freed. */
+ * kernel.  A family whose parameters do not fit the case's sizes (a row too
+ * large for a persistent kernel) is set aside and the case segmented again
+ * with the others; `fallback` says so.  FV_ERR_UNSUPPORTED when no scheduler
+ * takes a segment; the message names the segment.  On failure the partial
+ * plan is freed. */
 fv_status fv_plan_case(const fv_case *c, const fv_device *device, fv_case_plan *plan);
+
+/* The same without the families in `excluded` (NULL-terminated), noting
+ * `reason` in the fallback text. */
+fv_status fv_plan_case_excluding(const fv_case *c, const fv_device *device,
+                                 const fv_scheduler *const *excluded, const char *reason,
+                                 fv_case_plan *plan);
 
 void fv_plan_free(fv_case_plan *plan);
 

@@ -73,6 +73,8 @@ static int show_compiled(const fv_case *c, const fv_options *options, bool all)
         fv_text text = {0};
         fv_segmentation_print(&plan.segmentation, c->fusion, &text);
         printf("\n--- segments (on %s) ---\n%s", device.name, fv_text_str(&text));
+        if (plan.fallback[0])
+            printf("fallback to the general path: %s\n", plan.fallback);
         fv_text_free(&text);
         for (int32_t k = 0; k < plan.kernel_count; k++) {
             const fv_kernel_plan *kernel = &plan.kernels[k];

@@ -1,0 +1,47 @@
+// inner_outer_persistent.cuh: skeleton of the inner-outer persistent family
+// (layer-norm and RMS-norm backward), nvFuser's multi-wave approach.  One
+// cooperative kernel: every block walks its rows (@BLOCK_Y@ at a time, groups
+// of @BLOCK_X@ threads per row), loads each row's inputs once into its row
+// buffers, runs the grouped inner reductions, writes the row's outputs (dx)
+// and adds the outer reductions' terms (dw, db) to float partials kept in
+// registers across all its rows.  The partials then go to the workspace
+// ([grid rows, inner] per outer reduction), the grid synchronizes, and the
+// second stage adds the workspace rows up in a fixed order and writes the
+// outer reductions' outputs.
+#include <cooperative_groups.h>
+
+extern "C" __global__ void __launch_bounds__(@THREADS@, @MIN_BLOCKS@) @KERNEL_NAME@(
+@PARAMETERS@)
+{
+    extern __shared__ __align__(16) unsigned char row_buffers[];
+    __shared__ float reduction_scratch[@BLOCK_Y@ * 96];
+    @PARTIALS@
+    for (long long row_base = (long long)blockIdx.x * @BLOCK_Y@; row_base < outer;
+         row_base += (long long)gridDim.x * @BLOCK_Y@) {
+        const long long row = row_base + threadIdx.y;
+        const bool row_active = row < outer;
+        const long long safe_row = row_active ? row : 0;
+        @ROW_PROLOGUE@
+        @LOAD_ROW@
+        @STAGES@
+        if (row_active) {
+            @EPILOGUE@
+        }
+    }
+    // Stage 1 -> 2: each thread's partials to the workspace, then a grid sync.
+    const long long partial_rows = (long long)gridDim.x * @BLOCK_Y@;
+    const long long partial_row = (long long)blockIdx.x * @BLOCK_Y@ + threadIdx.y;
+    @WRITE_PARTIALS@
+    cooperative_groups::this_grid().sync();
+    // Stage 2: the block's threads as @STAGE_X@ column vectors x @STAGE_Y@
+    // slices of the partial rows; slices are added in order.
+    __shared__ float stage_scratch[@STAGE_Y@][@STAGE_X@ * @STAGE_VECTOR@];
+    const int thread_index = threadIdx.y * @BLOCK_X@ + threadIdx.x;
+    const int slice = thread_index / @STAGE_X@;
+    for (long long column_base = (long long)blockIdx.x * @STAGE_X@ * @STAGE_VECTOR@;
+         column_base < inner; column_base += (long long)gridDim.x * @STAGE_X@ * @STAGE_VECTOR@) {
+        const long long column = column_base + (long long)(thread_index % @STAGE_X@) * @STAGE_VECTOR@;
+        const bool column_active = column < inner;
+        @STAGE_TWO@
+    }
+}

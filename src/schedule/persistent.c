@@ -1,0 +1,953 @@
+/* persistent.c: the persistent normalization families.
+ *
+ *   inner_persistent:        rows reduced over the inner axis and normalized
+ *                            (forward norms, softmax): each row read once.
+ *   inner_outer_persistent:  the same plus reductions over the rows (dw, db):
+ *                            nvFuser's multi-wave approach, one cooperative
+ *                            kernel with partials in registers, a workspace,
+ *                            a grid sync and a second stage.
+ *
+ * Both keep each row's inputs that span both axes ("buffered" inputs; the
+ * persistent buffers projected to inputs) in registers or shared memory:
+ * every reduction level and the epilogue recompute what they need from those
+ * buffers.  Budgets follow nvFuser (../shared/research/nvfuser.md 1.1-1.2):
+ * buffers start in shared memory and move to registers one at a time when
+ * shared memory overflows; the outer partials always live in registers.  When
+ * a row fits neither, `choose` fails with FV_ERR_UNSUPPORTED and the plan
+ * falls back to the general families. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedule/family.h"
+
+enum {
+    MAX_REDUCTIONS = 16,
+    MAX_CANDIDATES = 8,
+    REGISTER_OVERHEAD = 64,   /* registers besides the buffers (measured on our kernels:
+                                 nvFuser's 40 is for its own) */
+    FLOAT_BUFFER_OVERHEAD = 16, /* more per fp32 row buffer (ptxas keeps more values live) */
+    MAX_REGISTERS = 255,
+    SCRATCH_BYTES = 4096      /* shared memory the kernel uses besides buffers */
+};
+
+/* ------------------------------------------------------------- analysis */
+
+typedef struct persistent_analysis {
+    const fv_op *inner[MAX_REDUCTIONS];
+    int inner_level[MAX_REDUCTIONS];  /* 1 + the levels its input depends on */
+    int inner_count, levels;
+    const fv_op *outer[MAX_REDUCTIONS];
+    int outer_count;
+    int *level;                       /* per value: highest inner level it depends on */
+    bool *after_outer;                /* per value: depends on an outer reduction */
+} persistent_analysis;
+
+static void analysis_free(persistent_analysis *a)
+{
+    free(a->level);
+    free(a->after_outer);
+}
+
+static bool reduces_axis(const fv_segment_view *view, const fv_op *op, int axis)
+{
+    for (int a = 0; a < op->axis_count; a++) {
+        int32_t cls = view->axes.dim_class[op->inputs[0]][op->axes[a]];
+        for (int k = 0; k < view->axis_class_count[axis]; k++)
+            if (cls >= 0 && cls == view->axis_classes[axis][k])
+                return true;
+    }
+    return false;
+}
+
+static fv_status analyze(const fv_segment_view *view, persistent_analysis *a)
+{
+    memset(a, 0, sizeof *a);
+    const fv_fusion *fusion = view->fusion;
+    a->level = calloc((size_t)fusion->value_count + 1, sizeof(int));
+    a->after_outer = calloc((size_t)fusion->value_count + 1, sizeof(bool));
+    if (a->level == NULL || a->after_outer == NULL) {
+        analysis_free(a);
+        FV_FAIL(FV_ERR_NOMEM, "out of memory analysing a segment");
+    }
+    for (int32_t i = 0; i < view->op_count; i++) {
+        const fv_op *op = &fusion->ops[view->order[i]];
+        int level = 0;
+        bool after_outer = false;
+        for (int k = 0; k < op->input_count; k++) {
+            level = a->level[op->inputs[k]] > level ? a->level[op->inputs[k]] : level;
+            after_outer = after_outer || a->after_outer[op->inputs[k]];
+        }
+        bool reduction = fv_ir_op_category(op->kind) == FV_CATEGORY_REDUCTION &&
+                         !fv_ir_is_trivial_reduction(fusion, op);
+        if (reduction && view->axis_count == 2 && reduces_axis(view, op, 1) &&
+            !reduces_axis(view, op, 0) && a->inner_count < MAX_REDUCTIONS) {
+            level++;
+            a->inner_level[a->inner_count] = level;
+            a->inner[a->inner_count++] = op;
+            a->levels = level > a->levels ? level : a->levels;
+        } else if (reduction && a->outer_count < MAX_REDUCTIONS) {
+            a->outer[a->outer_count++] = op;
+            after_outer = true;
+        }
+        for (int k = 0; k < op->output_count; k++) {
+            a->level[op->outputs[k]] = level;
+            a->after_outer[op->outputs[k]] = after_outer;
+        }
+    }
+    return FV_OK;
+}
+
+/* Inputs spanning both axes: kept per row in the row buffers. */
+static bool is_buffered(const fv_segment_view *view, int32_t value)
+{
+    const fv_value *v = &view->fusion->values[value];
+    return v->producer < 0 && v->input_index >= 0 && v->kind == FV_VALUE_TENSOR &&
+           fv_codegen_spans_inner(view, value) && fv_codegen_spans_outer(view, value);
+}
+
+/* ----------------------------------------------------------- acceptance */
+
+static bool check_common(const fv_segment_view *view, const persistent_analysis *a, char *why,
+                         size_t size)
+{
+    if (!fv_family_common_checks(view, why, size))
+        return false;
+    if (view->axis_count != 2)
+        return fv_family_reject(why, size, "persistent: needs an [outer, inner] segment");
+    if (a->inner_count == 0)
+        return fv_family_reject(why, size, "persistent: no reduction over the inner axis");
+    bool normalizes = false;
+    for (int32_t v = 0; v < view->fusion->value_count; v++)
+        normalizes = normalizes || (a->level[v] > 0 && fv_codegen_spans_inner(view, v));
+    if (!normalizes)
+        return fv_family_reject(why, size,
+                                "persistent: no reduced value is used along the reduced axis");
+    for (int r = 0; r < a->inner_count; r++)
+        if (a->after_outer[a->inner[r]->inputs[0]])
+            return fv_family_reject(why, size, "persistent: an inner reduction follows an outer one");
+    for (int32_t v = 0; v < view->fusion->value_count; v++)
+        if (is_buffered(view, v) && !(fv_dtype_is_float(view->fusion->values[v].dtype) &&
+                                      view->fusion->values[v].dtype != FV_F64))
+            return fv_family_reject(why, size, "persistent: buffered inputs must be bf16, fp16 or fp32");
+    return true;
+}
+
+static bool inner_persistent_accepts(const fv_segment_view *view, char *why, size_t size)
+{
+    persistent_analysis a;
+    if (analyze(view, &a) != FV_OK)
+        return fv_family_reject(why, size, "out of memory");
+    bool ok = check_common(view, &a, why, size);
+    if (ok && a.outer_count > 0)
+        ok = fv_family_reject(why, size, "inner_persistent: the segment reduces over rows too");
+    analysis_free(&a);
+    return ok;
+}
+
+static bool inner_outer_accepts(const fv_segment_view *view, char *why, size_t size)
+{
+    persistent_analysis a;
+    if (analyze(view, &a) != FV_OK)
+        return fv_family_reject(why, size, "out of memory");
+    bool ok = check_common(view, &a, why, size);
+    if (ok && a.outer_count == 0)
+        ok = fv_family_reject(why, size, "inner_outer_persistent: no reduction over rows");
+    for (int r = 0; ok && r < a.outer_count; r++) {
+        const fv_op *op = a.outer[r];
+        if (op->kind != FV_OP_SUM && op->kind != FV_OP_MAX)
+            ok = fv_family_reject(why, size, "inner_outer_persistent: %s over rows",
+                                  fv_ir_op_name(op->kind));
+        else if (!reduces_axis(view, op, 0) || reduces_axis(view, op, 1))
+            ok = fv_family_reject(why, size, "inner_outer_persistent: a reduction over both axes");
+        else if (a.after_outer[op->inputs[0]])
+            ok = fv_family_reject(why, size, "inner_outer_persistent: chained reductions over rows");
+    }
+    const fv_fusion *fusion = view->fusion;
+    for (int32_t v = 0; ok && v < fusion->value_count; v++)
+        if (a.after_outer[v] && fv_codegen_spans_outer(view, v))
+            ok = fv_family_reject(why, size, "inner_outer_persistent: a row reduction is used along the rows");
+    for (int32_t o = 0; ok && o < fusion->output_count; o++) {
+        int32_t id = fusion->outputs[o];
+        if (!fv_codegen_spans_outer(view, id) && !a.after_outer[id])
+            ok = fv_family_reject(why, size,
+                                  "inner_outer_persistent: output of the inner axis alone that is "
+                                  "not a reduction over rows");
+    }
+    analysis_free(&a);
+    return ok;
+}
+
+/* ----------------------------------------------------------- parameters */
+
+/* Parameter layout in fv_schedule_params.extra. */
+enum {
+    EXTRA_IN_SHARED,      /* bit i: buffered input i (in input order) lives in shared memory */
+    EXTRA_MIN_BLOCKS,     /* __launch_bounds__ minimum blocks per SM (1: ptxas uses what it
+                             needs; the estimate only sizes the grid, and cooperative grids
+                             are clamped to the compiled kernel's occupancy) */
+    EXTRA_SHARED_BYTES,   /* dynamic shared memory per block */
+    EXTRA_GRID,           /* blocks (one wave) */
+    EXTRA_STAGE_X,        /* stage 2: column vectors per block */
+    EXTRA_STAGE_Y,        /* stage 2: slices of the partial rows */
+    EXTRA_STAGE_VECTOR,   /* stage 2: columns per thread */
+};
+
+typedef struct buffered_inputs {
+    int count;
+    int32_t values[FV_CASE_MAX_INPUTS];
+    size_t element_bytes[FV_CASE_MAX_INPUTS];
+} buffered_inputs;
+
+static void find_buffered(const fv_segment_view *view, buffered_inputs *b)
+{
+    b->count = 0;
+    const fv_fusion *fusion = view->fusion;
+    for (int32_t i = 0; i < fusion->input_count && b->count < FV_CASE_MAX_INPUTS; i++) {
+        int32_t v = fusion->inputs[i];
+        if (!is_buffered(view, v))
+            continue;
+        b->values[b->count] = v;
+        b->element_bytes[b->count] = fv_dtype_size(fusion->values[v].dtype);
+        b->count++;
+    }
+}
+
+typedef struct candidate {
+    int threads, block_x, block_y, batch;
+    int registers, blocks_per_sm, grid, spare;
+    int shared_bytes;          /* dynamic: buffers */
+    unsigned in_shared;        /* bit per buffered input */
+    const char *limit;         /* what limits blocks per SM */
+} candidate;
+
+/* Registers per thread and shared memory per block of a candidate; buffers
+ * start in shared memory and move to registers while it overflows. */
+static bool place_buffers(const buffered_inputs *buffers, const fv_device *device,
+                          int partial_floats, int vector, candidate *c)
+{
+    int per_thread = c->batch * vector;           /* elements of a buffer per thread */
+    c->registers = REGISTER_OVERHEAD + partial_floats;
+    for (int i = 0; i < buffers->count; i++)
+        if (buffers->element_bytes[i] == 4)
+            c->registers += FLOAT_BUFFER_OVERHEAD;
+    c->in_shared = (1u << buffers->count) - 1;
+    c->shared_bytes = 0;
+    for (int i = 0; i < buffers->count; i++)
+        c->shared_bytes += (int)((size_t)per_thread * c->threads * buffers->element_bytes[i]);
+    int64_t budget = device->shared_per_block_optin - SCRATCH_BYTES;
+    for (int i = 0; i < buffers->count && c->shared_bytes > budget; i++) {
+        c->in_shared &= ~(1u << i);
+        c->shared_bytes -= (int)((size_t)per_thread * c->threads * buffers->element_bytes[i]);
+        c->registers += per_thread; /* kept as float */
+    }
+    /* Margins: our estimate is within about 30 registers of what ptxas uses
+     * near the 255 limit, and launch bounds cap a thread at 64K / threads. */
+    int cap = device->registers_per_block / c->threads - 8;
+    return c->shared_bytes <= budget && c->registers <= MAX_REGISTERS - 32 && c->registers <= cap;
+}
+
+/* Blocks per SM a candidate allows: registers (allocated per warp in units
+ * of 256), shared memory and threads. */
+static void occupancy(const fv_device *device, candidate *c)
+{
+    int warps = c->threads / 32;
+    int registers_per_warp = ((c->registers * 32 + 255) / 256) * 256;
+    int by_registers = device->registers_per_sm / (registers_per_warp * warps);
+    int by_shared = (int)(device->shared_per_sm / (c->shared_bytes + SCRATCH_BYTES + 1024));
+    int by_threads = device->max_threads_per_sm / c->threads;
+    c->blocks_per_sm = by_registers;
+    c->limit = "registers";
+    if (by_shared < c->blocks_per_sm) {
+        c->blocks_per_sm = by_shared;
+        c->limit = "shared memory";
+    }
+    if (by_threads < c->blocks_per_sm) {
+        c->blocks_per_sm = by_threads;
+        c->limit = "threads";
+    }
+    if (c->blocks_per_sm > 32)
+        c->blocks_per_sm = 32;
+    int available = c->blocks_per_sm > 0
+                        ? (device->registers_per_sm / (c->blocks_per_sm * c->threads)) / 8 * 8
+                        : 0;
+    if (available > MAX_REGISTERS)
+        available = MAX_REGISTERS;
+    c->spare = available - c->registers;
+}
+
+/* nvFuser's ranking: spare registers first; then more warps per SM when
+ * either has fewer than 16; then fewer threads per block. */
+static bool better(const candidate *a, const candidate *b)
+{
+    if ((a->spare >= 0) != (b->spare >= 0))
+        return a->spare >= 0;
+    int warps_a = a->blocks_per_sm * a->threads / 32, warps_b = b->blocks_per_sm * b->threads / 32;
+    if ((warps_a < 16 || warps_b < 16) && warps_a != warps_b)
+        return warps_a > warps_b;
+    return a->threads < b->threads;
+}
+
+static int minimum_batch(int64_t inner, int64_t rows)
+{
+    if (inner >= 3072)
+        return (inner == 3072 && rows <= 2048) ? 3 : 4;
+    return inner >= 2048 ? 2 : 1;
+}
+
+/* Fills a candidate for `threads` threads per block; false if it does not fit. */
+static bool make_candidate(const buffered_inputs *buffers, const fv_device *device,
+                           int outer_reductions, int vector, int64_t vectors, int threads,
+                           candidate *c)
+{
+    memset(c, 0, sizeof *c);
+    c->threads = threads;
+    c->block_x = fv_family_pow2_ceil(vectors) < threads ? fv_family_pow2_ceil(vectors) : threads;
+    if (c->block_x < 32)
+        c->block_x = 32;
+    if (c->block_x > threads)
+        c->block_x = threads;
+    c->block_y = threads / c->block_x;
+    c->batch = (int)((vectors + c->block_x - 1) / c->block_x);
+    if (!place_buffers(buffers, device, outer_reductions * c->batch * vector, vector, c))
+        return false;
+    occupancy(device, c);
+    return c->blocks_per_sm > 0;
+}
+
+static const char *placement_text(const buffered_inputs *buffers, unsigned in_shared)
+{
+    if (buffers->count == 0)
+        return "no row buffers";
+    if (in_shared == (1u << buffers->count) - 1)
+        return "row buffers in shared memory";
+    return in_shared == 0 ? "row buffers in registers" : "row buffers split";
+}
+
+/* The search of nvFuser's multi-wave heuristic (nvfuser.md 1.2). */
+static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_device *device,
+                        int outer_reductions, fv_schedule_params *params, candidate *best,
+                        fv_text *considered)
+{
+    int64_t outer, inner;
+    fv_sched_canonical_extents(view, c, &outer, &inner);
+    buffered_inputs buffers;
+    find_buffered(view, &buffers);
+    int vector = fv_family_vector_width(view, inner);
+    int64_t vectors = inner / vector;
+    int batch_min = minimum_batch(inner, outer);
+    int most = fv_family_pow2_ceil((vectors + batch_min - 1) / batch_min);
+    if (most > 512)
+        most = 512;
+    int least = fv_family_pow2_ceil(vectors < 128 ? vectors : 128);
+    if (least < 32)
+        least = 32;
+    if (most < least)
+        most = least;
+    bool found = false;
+    for (int threads = most; threads >= least; threads /= 2) {
+        candidate cand;
+        if (!make_candidate(&buffers, device, outer_reductions, vector, vectors, threads, &cand)) {
+            fv_text_printf(considered, "%s%d threads: does not fit", considered->length ? "; " : "",
+                           threads);
+            continue;
+        }
+        fv_text_printf(considered, "%s%d threads: batch %d, ~%d registers, %d blocks/SM (%s)",
+                       considered->length ? "; " : "", threads, cand.batch, cand.registers,
+                       cand.blocks_per_sm, cand.limit);
+        if (!found || better(&cand, best)) {
+            *best = cand;
+            found = true;
+        }
+    }
+    if (!found)
+        FV_FAIL(FV_ERR_UNSUPPORTED,
+                "a row of %lld elements does not fit the persistent budgets (%s)",
+                (long long)inner, fv_text_str(considered));
+    /* One wave; at least 8 rows per block. */
+    int64_t grid = (int64_t)best->blocks_per_sm * device->sm_count;
+    int64_t most_useful = outer / (8 * best->block_y);
+    if (grid > most_useful)
+        grid = most_useful > 0 ? most_useful : 1;
+    best->grid = (int)grid;
+    memset(params, 0, sizeof *params);
+    params->vector = vector;
+    params->block_x = best->block_x;
+    params->block_y = best->block_y;
+    params->serial = best->batch;
+    params->extra[EXTRA_IN_SHARED] = (int)best->in_shared;
+    params->extra[EXTRA_MIN_BLOCKS] = 1;
+    params->extra[EXTRA_SHARED_BYTES] = best->shared_bytes;
+    params->extra[EXTRA_GRID] = best->grid;
+    return FV_OK;
+}
+
+static fv_status inner_persistent_choose(const fv_segment_view *view, const fv_case *c,
+                                         const fv_device *device, fv_schedule_params *params)
+{
+    candidate best;
+    fv_text considered = {0};
+    fv_status status = search(view, c, device, 0, params, &best, &considered);
+    if (status == FV_OK) {
+        buffered_inputs buffers;
+        find_buffered(view, &buffers);
+        snprintf(params->description, sizeof params->description,
+                 "inner persistent: %d x %d threads, batch %d of %d-element vectors, %s, ~%d "
+                 "registers, %d blocks/SM (limited by %s)",
+                 best.block_x, best.block_y, best.batch, params->vector,
+                 placement_text(&buffers, best.in_shared), best.registers, best.blocks_per_sm,
+                 best.limit);
+    }
+    fv_text_free(&considered);
+    return status;
+}
+
+/* roundUpPow2Or8: a power of two up to 8, then multiples of 8. */
+static int round_up_pow2_or_8(int64_t value)
+{
+    if (value <= 8)
+        return fv_family_pow2_ceil(value);
+    return (int)((value + 7) / 8 * 8);
+}
+
+static fv_status inner_outer_choose(const fv_segment_view *view, const fv_case *c,
+                                    const fv_device *device, fv_schedule_params *params)
+{
+    persistent_analysis a;
+    FV_TRY(analyze(view, &a));
+    int outer_reductions = a.outer_count;
+    analysis_free(&a);
+    candidate best;
+    fv_text considered = {0};
+    fv_status status = search(view, c, device, outer_reductions, params, &best, &considered);
+    if (status != FV_OK) {
+        fv_text_free(&considered);
+        return status;
+    }
+    int64_t outer, inner;
+    fv_sched_canonical_extents(view, c, &outer, &inner);
+    /* Stage 2 (nvfuser.md 1.2): vec_outer = min(H >= 4096 ? 4 : 2, vec);
+     * bdimx = roundUpPow2Or8(ceil(H / vec_outer / grid)), raised by 8 until
+     * it divides the block; bdimy = block / bdimx. */
+    int stage_vector = inner >= 4096 ? 4 : 2;
+    if (stage_vector > params->vector)
+        stage_vector = params->vector;
+    int stage_x = round_up_pow2_or_8((inner / stage_vector + best.grid - 1) / best.grid);
+    while (stage_x < best.threads && best.threads % stage_x != 0)
+        stage_x += 8;
+    if (stage_x > best.threads)
+        stage_x = best.threads;
+    params->extra[EXTRA_STAGE_X] = stage_x;
+    params->extra[EXTRA_STAGE_Y] = best.threads / stage_x;
+    params->extra[EXTRA_STAGE_VECTOR] = stage_vector;
+    buffered_inputs buffers;
+    find_buffered(view, &buffers);
+    snprintf(params->description, sizeof params->description,
+             "multi-wave inner-outer persistent: %d x %d threads, batch %d of %d-element vectors, "
+             "%s, ~%d registers (%d spare), %d blocks/SM (limited by %s), one wave of %d blocks, "
+             "stage 2 %d x %d threads of %d-element vectors; candidates: %s",
+             best.block_x, best.block_y, best.batch, params->vector,
+             placement_text(&buffers, best.in_shared), best.registers, best.spare,
+             best.blocks_per_sm, best.limit, best.grid, stage_x, best.threads / stage_x,
+             stage_vector, fv_text_str(&considered));
+    fv_text_free(&considered);
+    return FV_OK;
+}
+
+/* ------------------------------------------------------------- emitting */
+
+typedef struct persistent_emit {
+    const fv_segment_view *view;
+    const fv_schedule_params *params;
+    persistent_analysis analysis;
+    buffered_inputs buffers;
+    fv_emitter e;
+    bool *targets;
+    char **buffered_lines;      /* per value id: the line reading its buffer */
+    fv_text prologue, load, stages, epilogue, partials, write_partials, stage_two, parameters;
+} persistent_emit;
+
+static const char *storage_name(fv_dtype dtype)
+{
+    return dtype == FV_BF16 ? "__nv_bfloat16" : (dtype == FV_F16 ? "__half" : "float");
+}
+
+static int input_position(const fv_fusion *fusion, int32_t value)
+{
+    int position = 0;
+    for (int32_t i = 0; i < fusion->values[value].input_index; i++)
+        position += fusion->values[fusion->inputs[i]].kind == FV_VALUE_TENSOR;
+    return position;
+}
+
+/* The loop over a thread's batch of slices of the row. */
+static void open_batch_loop(fv_emitter *e, const fv_schedule_params *params, const char *guard)
+{
+    fv_codegen_line(e, "#pragma unroll");
+    fv_codegen_line(e, "for (int b = 0; b < %d; ++b) {", params->serial);
+    e->indent += 4;
+    fv_codegen_line(e, "const long long column = ((long long)b * %d + threadIdx.x) * %d;",
+                    params->block_x, params->vector);
+    fv_codegen_line(e, "if (%scolumn < inner) {", guard);
+    e->indent += 4;
+}
+
+static void close_batch_loop(fv_emitter *e)
+{
+    e->indent -= 4;
+    fv_codegen_line(e, "}");
+    e->indent -= 4;
+    fv_codegen_line(e, "}");
+}
+
+/* Row buffers: registers (float[batch][vector]) or shared memory (the
+ * input's own dtype, one row slot per threadIdx.y). */
+static fv_status emit_load_row(persistent_emit *p)
+{
+    const fv_schedule_params *params = p->params;
+    fv_emitter *e = &p->e;
+    e->out = &p->load;
+    int row_elements = params->serial * params->block_x * params->vector;
+    size_t offset = 0;
+    for (int i = 0; i < p->buffers.count; i++) {
+        int32_t v = p->buffers.values[i];
+        fv_dtype dtype = p->view->fusion->values[v].dtype;
+        bool shared = (params->extra[EXTRA_IN_SHARED] >> i) & 1;
+        char label[40];
+        fv_ir_value_label(p->view->fusion, v, label);
+        fv_text line = {0};
+        if (shared) {
+            fv_codegen_line(e, "%s *buffer%d = reinterpret_cast<%s *>(row_buffers + %zu) + threadIdx.y * %d;  // %s",
+                            storage_name(dtype), (int)v, storage_name(dtype),
+                            offset * params->block_y, row_elements, label);
+            fv_text_printf(&line, "float v%d[%d];\nfv_load<%d>(buffer%d + column, v%d);", (int)v,
+                           params->vector, params->vector, (int)v, (int)v);
+            offset += (size_t)row_elements * fv_dtype_size(dtype);
+        } else {
+            fv_codegen_line(e, "float buffer%d[%d][%d];  // %s", (int)v, params->serial,
+                            params->vector, label);
+            fv_text_printf(&line, "const float (&v%d)[%d] = buffer%d[b];", (int)v, params->vector,
+                           (int)v);
+        }
+        p->buffered_lines[v] = fv_text_take(&line);
+        FV_CHECK_ALLOC(p->buffered_lines[v]);
+    }
+    open_batch_loop(e, params, "row_active && ");
+    for (int i = 0; i < p->buffers.count; i++) {
+        int32_t v = p->buffers.values[i];
+        fv_dtype dtype = p->view->fusion->values[v].dtype;
+        int position = input_position(p->view->fusion, v);
+        if ((params->extra[EXTRA_IN_SHARED] >> i) & 1)
+            fv_codegen_line(e,
+                            "*reinterpret_cast<fv_vector<%s, %d> *>(buffer%d + column) = "
+                            "*reinterpret_cast<const fv_vector<%s, %d> *>(in%d + safe_row * inner + column);",
+                            storage_name(dtype), params->vector, (int)v, storage_name(dtype),
+                            params->vector, position);
+        else
+            fv_codegen_line(e, "fv_load<%d>(in%d + safe_row * inner + column, buffer%d[b]);",
+                            params->vector, position, (int)v);
+    }
+    close_batch_loop(e);
+    return FV_OK;
+}
+
+static void needed_closure(const fv_segment_view *view, bool *needed)
+{
+    for (int32_t i = view->op_count - 1; i >= 0; i--) {
+        const fv_op *op = &view->fusion->ops[view->order[i]];
+        bool wanted = false;
+        for (int k = 0; k < op->output_count; k++)
+            wanted = wanted || needed[op->outputs[k]];
+        if (wanted)
+            for (int k = 0; k < op->input_count; k++)
+                needed[op->inputs[k]] = true;
+    }
+}
+
+/* Values computed once per row before the reductions (row statistics). */
+static void emit_row_prologue(persistent_emit *p)
+{
+    const fv_fusion *fusion = p->view->fusion;
+    memset(p->targets, 0, (size_t)fusion->value_count + 1);
+    for (int32_t o = 0; o < fusion->output_count; o++)
+        p->targets[fusion->outputs[o]] = true;
+    for (int r = 0; r < p->analysis.inner_count; r++)
+        p->targets[p->analysis.inner[r]->inputs[0]] = true;
+    for (int r = 0; r < p->analysis.outer_count; r++)
+        p->targets[p->analysis.outer[r]->inputs[0]] = true;
+    needed_closure(p->view, p->targets);
+    for (int32_t v = 0; v < fusion->value_count; v++)
+        p->targets[v] = p->targets[v] && fusion->values[v].kind == FV_VALUE_TENSOR &&
+                        !fv_codegen_spans_inner(p->view, v) && p->analysis.level[v] == 0 &&
+                        !p->analysis.after_outer[v];
+    p->e.out = &p->prologue;
+    fv_codegen_compute(&p->e, p->targets, (fv_emit_index){"safe_row", "0"});
+}
+
+static void emit_reduction_level(persistent_emit *p, int level)
+{
+    fv_emitter *e = &p->e;
+    const persistent_analysis *a = &p->analysis;
+    const fv_fusion *fusion = p->view->fusion;
+    fv_codegen_line(e, "// reduction level %d", level);
+    for (int r = 0; r < a->inner_count; r++) {
+        if (a->inner_level[r] != level)
+            continue;
+        const fv_op *op = a->inner[r];
+        const char *type = op->kind == FV_OP_VAR_MEAN ? "fv_welford" : "float";
+        const char *start = op->kind == FV_OP_VAR_MEAN ? "{0.0f, 0.0f, 0.0f}"
+                            : op->kind == FV_OP_MAX    ? "-INFINITY"
+                                                       : "0.0f";
+        fv_codegen_line(e, "%s accumulator%d = %s;  // %s", type, r, start, fv_ir_op_name(op->kind));
+    }
+    bool *saved = fv_codegen_save(e);
+    open_batch_loop(e, p->params, "row_active && ");
+    memset(p->targets, 0, (size_t)fusion->value_count + 1);
+    for (int r = 0; r < a->inner_count; r++)
+        if (a->inner_level[r] == level)
+            p->targets[a->inner[r]->inputs[0]] = true;
+    fv_codegen_compute(e, p->targets, (fv_emit_index){"safe_row", "column"});
+    for (int r = 0; r < a->inner_count; r++) {
+        if (a->inner_level[r] != level)
+            continue;
+        const fv_op *op = a->inner[r];
+        char input[64];
+        fv_codegen_value(e, op->inputs[0], "lane", input, sizeof input);
+        fv_codegen_line(e, "#pragma unroll");
+        fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", p->params->vector);
+        if (op->kind == FV_OP_VAR_MEAN)
+            fv_codegen_line(e, "    fv_welford_add(accumulator%d, %s);", r, input);
+        else if (op->kind == FV_OP_MAX)
+            fv_codegen_line(e, "    accumulator%d = fv_maximum(accumulator%d, %s);", r, r, input);
+        else
+            fv_codegen_line(e, "    accumulator%d += %s;", r, input);
+    }
+    close_batch_loop(e);
+    fv_codegen_restore(e, saved);
+    for (int r = 0; r < a->inner_count; r++) {
+        if (a->inner_level[r] != level)
+            continue;
+        const fv_op *op = a->inner[r];
+        char expression[160];
+        if (op->kind == FV_OP_VAR_MEAN) {
+            fv_codegen_line(e, "accumulator%d = fv_row_welford<%d>(accumulator%d, reduction_scratch);",
+                            r, p->params->block_x, r);
+            snprintf(expression, sizeof expression, "accumulator%d.m2 / (accumulator%d.count - %lld.0f)",
+                     r, r, (long long)op->correction);
+            fv_codegen_declare(e, op->outputs[0], expression);
+            snprintf(expression, sizeof expression, "accumulator%d.mean", r);
+            fv_codegen_declare(e, op->outputs[1], expression);
+            continue;
+        }
+        fv_codegen_line(e, "accumulator%d = fv_row_%s<%d>(accumulator%d, reduction_scratch);", r,
+                        op->kind == FV_OP_MAX ? "max" : "sum", p->params->block_x, r);
+        fv_dtype dtype = fusion->values[op->outputs[0]].dtype;
+        snprintf(expression, sizeof expression, "%saccumulator%d%s",
+                 dtype == FV_BF16 ? "fv_round_bf16(" : (dtype == FV_F16 ? "fv_round_f16(" : ""), r,
+                 fv_dtype_is_half(dtype) ? ")" : "");
+        fv_codegen_declare(e, op->outputs[0], expression);
+    }
+}
+
+static const char *outer_identity(const fv_op *op) { return op->kind == FV_OP_MAX ? "-INFINITY" : "0.0f"; }
+
+/* Outputs along the row, outer partials, and row-level outputs. */
+static void emit_epilogue(persistent_emit *p)
+{
+    fv_emitter *e = &p->e;
+    const fv_fusion *fusion = p->view->fusion;
+    const persistent_analysis *a = &p->analysis;
+    e->out = &p->epilogue;
+    bool *saved = fv_codegen_save(e);
+    open_batch_loop(e, p->params, "");
+    for (int32_t o = 0; o < fusion->output_count; o++) {
+        int32_t id = fusion->outputs[o];
+        if (!fv_codegen_spans_inner(p->view, id) || !fv_codegen_spans_outer(p->view, id))
+            continue;
+        memset(p->targets, 0, (size_t)fusion->value_count + 1);
+        p->targets[id] = true;
+        fv_codegen_compute(e, p->targets, (fv_emit_index){"row", "column"});
+        fv_codegen_store(e, (int)o, id, (fv_emit_index){"row", "column"});
+    }
+    for (int r = 0; r < a->outer_count; r++) {
+        memset(p->targets, 0, (size_t)fusion->value_count + 1);
+        p->targets[a->outer[r]->inputs[0]] = true;
+        fv_codegen_compute(e, p->targets, (fv_emit_index){"row", "column"});
+        char input[64];
+        fv_codegen_value(e, a->outer[r]->inputs[0], "lane", input, sizeof input);
+        fv_codegen_line(e, "#pragma unroll");
+        fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", p->params->vector);
+        if (a->outer[r]->kind == FV_OP_MAX)
+            fv_codegen_line(e, "    partial%d[b][lane] = fv_maximum(partial%d[b][lane], %s);", r, r, input);
+        else
+            fv_codegen_line(e, "    partial%d[b][lane] += %s;", r, input);
+    }
+    close_batch_loop(e);
+    fv_codegen_restore(e, saved);
+    bool any_row_output = false;
+    for (int32_t o = 0; o < fusion->output_count; o++)
+        any_row_output = any_row_output || (fv_codegen_spans_outer(p->view, fusion->outputs[o]) &&
+                                            !fv_codegen_spans_inner(p->view, fusion->outputs[o]));
+    if (!any_row_output)
+        return;
+    fv_codegen_line(e, "if (threadIdx.x == 0) {");
+    e->indent += 4;
+    for (int32_t o = 0; o < fusion->output_count; o++) {
+        int32_t id = fusion->outputs[o];
+        if (!fv_codegen_spans_outer(p->view, id) || fv_codegen_spans_inner(p->view, id))
+            continue;
+        memset(p->targets, 0, (size_t)fusion->value_count + 1);
+        p->targets[id] = true;
+        fv_codegen_compute(e, p->targets, (fv_emit_index){"row", "0"});
+        fv_codegen_store(e, (int)o, id, (fv_emit_index){"row", "0"});
+    }
+    e->indent -= 4;
+    fv_codegen_line(e, "}");
+}
+
+static void emit_partials(persistent_emit *p)
+{
+    fv_emitter *e = &p->e;
+    const persistent_analysis *a = &p->analysis;
+    e->out = &p->partials;
+    for (int r = 0; r < a->outer_count; r++) {
+        fv_codegen_line(e, "float partial%d[%d][%d];  // %s over rows", r, p->params->serial,
+                        p->params->vector, fv_ir_op_name(a->outer[r]->kind));
+        fv_codegen_line(e, "for (int b = 0; b < %d; ++b)", p->params->serial);
+        fv_codegen_line(e, "    for (int lane = 0; lane < %d; ++lane)", p->params->vector);
+        fv_codegen_line(e, "        partial%d[b][lane] = %s;", r, outer_identity(a->outer[r]));
+    }
+    e->out = &p->write_partials;
+    open_batch_loop(e, p->params, "");
+    for (int r = 0; r < a->outer_count; r++) {
+        fv_codegen_line(e, "#pragma unroll");
+        fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", p->params->vector);
+        fv_codegen_line(e, "    workspace[((long long)%d * partial_rows + partial_row) * inner + column + lane] = partial%d[b][lane];",
+                        r, r);
+    }
+    close_batch_loop(e);
+}
+
+static void combine_line(fv_emitter *e, const fv_op *op, const char *target, const char *value)
+{
+    if (op->kind == FV_OP_MAX)
+        fv_codegen_line(e, "%s = fv_maximum(%s, %s);", target, target, value);
+    else
+        fv_codegen_line(e, "%s += %s;", target, value);
+}
+
+/* Stage 2: add the workspace rows up and write the reductions' outputs. */
+static fv_status emit_stage_two(persistent_emit *p)
+{
+    const fv_fusion *fusion = p->view->fusion;
+    const persistent_analysis *a = &p->analysis;
+    int stage_vector = p->params->extra[EXTRA_STAGE_VECTOR];
+    int stage_x = p->params->extra[EXTRA_STAGE_X];
+    int stage_y = p->params->extra[EXTRA_STAGE_Y];
+    fv_emitter e;
+    FV_TRY(fv_codegen_begin(&e, p->view, stage_vector));
+    e.out = &p->stage_two;
+    char target[48], value[160];
+    for (int r = 0; r < a->outer_count; r++) {
+        const fv_op *op = a->outer[r];
+        fv_codegen_line(&e, "float sum%d[%d];", r, stage_vector);
+        fv_codegen_line(&e, "for (int lane = 0; lane < %d; ++lane)", stage_vector);
+        fv_codegen_line(&e, "    sum%d[lane] = %s;", r, outer_identity(op));
+        fv_codegen_line(&e, "if (column_active)");
+        fv_codegen_line(&e, "    for (long long p = slice; p < partial_rows; p += %d)", stage_y);
+        fv_codegen_line(&e, "        for (int lane = 0; lane < %d; ++lane)", stage_vector);
+        snprintf(target, sizeof target, "sum%d[lane]", r);
+        snprintf(value, sizeof value, "__ldcg(&workspace[((long long)%d * partial_rows + p) * inner + column + lane])", r);
+        e.indent += 12;
+        combine_line(&e, op, target, value);
+        e.indent -= 12;
+        fv_codegen_line(&e, "for (int lane = 0; lane < %d; ++lane)", stage_vector);
+        fv_codegen_line(&e, "    stage_scratch[slice][(thread_index %% %d) * %d + lane] = sum%d[lane];",
+                        stage_x, stage_vector, r);
+        fv_codegen_line(&e, "__syncthreads();");
+        fv_codegen_line(&e, "float total%d[%d];", r, stage_vector);
+        fv_codegen_line(&e, "for (int lane = 0; lane < %d; ++lane) {", stage_vector);
+        fv_codegen_line(&e, "    total%d[lane] = %s;", r, outer_identity(op));
+        fv_codegen_line(&e, "    for (int y = 0; y < %d; ++y)", stage_y);
+        snprintf(target, sizeof target, "total%d[lane]", r);
+        snprintf(value, sizeof value, "stage_scratch[y][(thread_index %% %d) * %d + lane]", stage_x,
+                 stage_vector);
+        e.indent += 8;
+        combine_line(&e, op, target, value);
+        e.indent -= 8;
+        fv_codegen_line(&e, "}");
+        fv_codegen_line(&e, "__syncthreads();");
+    }
+    fv_codegen_line(&e, "if (slice == 0 && column_active) {");
+    e.indent += 4;
+    for (int r = 0; r < a->outer_count; r++) {
+        char array[48];
+        fv_dtype dtype = fusion->values[a->outer[r]->outputs[0]].dtype;
+        snprintf(array, sizeof array, "%stotal%d[lane]%s",
+                 dtype == FV_BF16 ? "fv_round_bf16(" : (dtype == FV_F16 ? "fv_round_f16(" : ""), r,
+                 fv_dtype_is_half(dtype) ? ")" : "");
+        fv_codegen_declare_lanes(&e, a->outer[r]->outputs[0], array);
+    }
+    for (int32_t o = 0; o < fusion->output_count; o++) {
+        int32_t id = fusion->outputs[o];
+        if (fv_codegen_spans_outer(p->view, id))
+            continue;
+        memset(p->targets, 0, (size_t)fusion->value_count + 1);
+        p->targets[id] = true;
+        fv_codegen_compute(&e, p->targets, (fv_emit_index){"0", "column"});
+        fv_codegen_store(&e, (int)o, id, (fv_emit_index){"0", "column"});
+    }
+    e.indent -= 4;
+    fv_codegen_line(&e, "}");
+    fv_codegen_end(&e);
+    return FV_OK;
+}
+
+static void free_emit(persistent_emit *p)
+{
+    if (p->buffered_lines != NULL)
+        for (int32_t v = 0; v < p->view->fusion->value_count; v++)
+            free(p->buffered_lines[v]);
+    free(p->buffered_lines);
+    free(p->targets);
+    analysis_free(&p->analysis);
+    fv_codegen_end(&p->e);
+    fv_text *texts[] = {&p->prologue, &p->load, &p->stages, &p->epilogue, &p->partials,
+                        &p->write_partials, &p->stage_two, &p->parameters};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+        fv_text_free(texts[i]);
+}
+
+static fv_status emit_sections(persistent_emit *p)
+{
+    const fv_fusion *fusion = p->view->fusion;
+    FV_TRY(analyze(p->view, &p->analysis));
+    find_buffered(p->view, &p->buffers);
+    FV_TRY(fv_codegen_begin(&p->e, p->view, p->params->vector));
+    p->targets = calloc((size_t)fusion->value_count + 1, sizeof(bool));
+    p->buffered_lines = calloc((size_t)fusion->value_count + 1, sizeof(char *));
+    FV_CHECK_ALLOC(p->targets);
+    FV_CHECK_ALLOC(p->buffered_lines);
+    p->e.buffered_load = (const char **)p->buffered_lines;
+    emit_row_prologue(p);
+    FV_TRY(emit_load_row(p));
+    p->e.out = &p->stages;
+    for (int level = 1; level <= p->analysis.levels; level++)
+        emit_reduction_level(p, level);
+    emit_epilogue(p);
+    if (p->analysis.outer_count > 0) {
+        emit_partials(p);
+        FV_TRY(emit_stage_two(p));
+    }
+    fv_codegen_parameters(p->view, &p->parameters);
+    return FV_OK;
+}
+
+static fv_status persistent_emit_kernel(const fv_segment_view *view,
+                                        const fv_schedule_params *params, const char *kernel_name,
+                                        fv_text *source, bool inner_outer)
+{
+    persistent_emit p = {.view = view, .params = params};
+    fv_status status = emit_sections(&p);
+    if (status == FV_OK) {
+        char threads[16], min_blocks[16], block_x[16], block_y[16], stage_x[16], stage_y[16],
+            stage_vector[16];
+        const char *names[] = {"THREADS", "MIN_BLOCKS", "KERNEL_NAME", "PARAMETERS", "BLOCK_X",
+                               "BLOCK_Y", "ROW_PROLOGUE", "LOAD_ROW", "STAGES", "EPILOGUE",
+                               "VECTOR", "BATCH", "PARTIALS", "WRITE_PARTIALS", "STAGE_X",
+                               "STAGE_Y", "STAGE_VECTOR", "STAGE_TWO"};
+        char vector[16], batch[16];
+        const char *sections[] = {
+            fv_family_number(threads, params->block_x * params->block_y),
+            fv_family_number(min_blocks, params->extra[EXTRA_MIN_BLOCKS]), kernel_name,
+            fv_text_str(&p.parameters), fv_family_number(block_x, params->block_x),
+            fv_family_number(block_y, params->block_y), fv_text_str(&p.prologue),
+            fv_text_str(&p.load), fv_text_str(&p.stages), fv_text_str(&p.epilogue),
+            fv_family_number(vector, params->vector), fv_family_number(batch, params->serial),
+            fv_text_str(&p.partials), fv_text_str(&p.write_partials),
+            fv_family_number(stage_x, params->extra[EXTRA_STAGE_X]),
+            fv_family_number(stage_y, params->extra[EXTRA_STAGE_Y]),
+            fv_family_number(stage_vector, params->extra[EXTRA_STAGE_VECTOR]),
+            fv_text_str(&p.stage_two)};
+        fv_family_kernel_head(inner_outer ? "inner_outer_persistent" : "inner_persistent", params,
+                              source);
+        status = fv_codegen_fill(inner_outer ? fv_skeleton_inner_outer_persistent
+                                             : fv_skeleton_inner_persistent,
+                                 names, sections, 18, source);
+    }
+    free_emit(&p);
+    return status;
+}
+
+static fv_status inner_persistent_emit(const fv_segment_view *view,
+                                       const fv_schedule_params *params, const char *kernel_name,
+                                       fv_text *source)
+{
+    return persistent_emit_kernel(view, params, kernel_name, source, false);
+}
+
+static fv_status inner_outer_emit(const fv_segment_view *view, const fv_schedule_params *params,
+                                  const char *kernel_name, fv_text *source)
+{
+    return persistent_emit_kernel(view, params, kernel_name, source, true);
+}
+
+/* -------------------------------------------------------------- launch */
+
+static fv_status persistent_launch(const fv_segment_view *view, const fv_schedule_params *params,
+                                   const fv_case *c, const fv_device *device,
+                                   fv_launch_shape *shape, bool inner_outer)
+{
+    int64_t outer, inner;
+    fv_sched_canonical_extents(view, c, &outer, &inner);
+    memset(shape, 0, sizeof *shape);
+    int64_t rows_per_block = params->block_y;
+    int64_t blocks = (outer + rows_per_block - 1) / rows_per_block;
+    if (blocks > params->extra[EXTRA_GRID])
+        blocks = params->extra[EXTRA_GRID];
+    shape->grid[0] = (int)(blocks < 1 ? 1 : blocks);
+    shape->grid[1] = shape->grid[2] = 1;
+    shape->block[0] = params->block_x;
+    shape->block[1] = params->block_y;
+    shape->block[2] = 1;
+    shape->dynamic_shared_bytes = params->extra[EXTRA_SHARED_BYTES];
+    if (inner_outer) {
+        persistent_analysis a;
+        FV_TRY(analyze(view, &a));
+        shape->workspace_bytes = (int64_t)a.outer_count * shape->grid[0] * params->block_y * inner * 4;
+        analysis_free(&a);
+        shape->cooperative = true;
+    }
+    (void)device;
+    return FV_OK;
+}
+
+static fv_status inner_persistent_launch(const fv_segment_view *view,
+                                         const fv_schedule_params *params, const fv_case *c,
+                                         const fv_device *device, fv_launch_shape *shape)
+{
+    return persistent_launch(view, params, c, device, shape, false);
+}
+
+static fv_status inner_outer_launch(const fv_segment_view *view, const fv_schedule_params *params,
+                                    const fv_case *c, const fv_device *device,
+                                    fv_launch_shape *shape)
+{
+    return persistent_launch(view, params, c, device, shape, true);
+}
+
+const fv_scheduler fv_sched_inner_persistent = {
+    .name = "inner_persistent",
+    .accepts = inner_persistent_accepts,
+    .choose = inner_persistent_choose,
+    .emit = inner_persistent_emit,
+    .launch = inner_persistent_launch,
+};
+
+const fv_scheduler fv_sched_inner_outer_persistent = {
+    .name = "inner_outer_persistent",
+    .accepts = inner_outer_accepts,
+    .choose = inner_outer_choose,
+    .emit = inner_outer_emit,
+    .launch = inner_outer_launch,
+};
