@@ -13,6 +13,8 @@ static void print_usage(FILE *stream)
             "usage: fuservalidate [run] [options] PATH...      run cases (files, sweeps, directories)\n"
             "       fuservalidate show CASE-ID|FILE [PATH...]  print a case: inputs, outputs, IR\n"
             "       fuservalidate refs [options] PATH...       build or verify reference store\n"
+            "       fuservalidate compare OLD.h5 NEW.h5 [--threshold PERCENT] [--alpha A]\n"
+            "                             [--junit FILE]   regressions of NEW against OLD\n"
             "       fuservalidate --version\n"
             "options:\n"
             "  --refs DIR             reference store (default $FV_REFS_DIR or\n"
@@ -45,6 +47,9 @@ int fv_cli_main(int argc, char **argv)
         print_usage(stdout);
         return 0;
     }
+    /* compare has options of its own. */
+    if (argc >= 2 && strcmp(argv[1], "compare") == 0)
+        return fv_command_compare(argc - 1, argv + 1);
     const char *command = "run";
     int skip = 1;
     if (argc >= 2 && (strcmp(argv[1], "run") == 0 || strcmp(argv[1], "show") == 0 ||

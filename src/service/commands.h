@@ -10,6 +10,9 @@ int fv_command_show(const fv_options *options);
 /* argc/argv: the whole command line, recorded in the archive. */
 int fv_command_run(const fv_options *options, int argc, char **argv);
 
+/* `compare OLD.h5 NEW.h5 [options]`; argv[0] is "compare" (service/compare.h). */
+int fv_command_compare(int argc, char **argv);
+
 /* Prints each collected file error as "error: path:line:col: message". */
 void fv_command_print_case_errors(const fv_case_list *list);
 
