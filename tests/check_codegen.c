@@ -13,13 +13,13 @@
 #include "test_support.h"
 
 /* Sources of every segment of a norm case; *count segments. */
-static char **generate(norm_kind kind, fv_dtype dtype, int64_t rows, int64_t hidden, int *count,
-                       char names[][32])
+static char **generate_with(const fv_scheduler *const *families, norm_kind kind, fv_dtype dtype,
+                            int64_t rows, int64_t hidden, int *count, char names[][32])
 {
     fv_case *c = norm_case(kind, dtype, rows, hidden, 0);
     ck_assert_ptr_nonnull(c);
     fv_segmentation s;
-    FV_ASSERT_OK(fv_segment_fusion(c->fusion, &s));
+    FV_ASSERT_OK(fv_segment_fusion_with(c->fusion, families, &s));
     fv_device device;
     FV_ASSERT_OK(fv_sched_device_from_table("H100", &device));
     char **sources = calloc((size_t)s.count, sizeof(char *));
@@ -39,6 +39,13 @@ static char **generate(norm_kind kind, fv_dtype dtype, int64_t rows, int64_t hid
     fv_segmentation_free(&s);
     fv_case_free(c);
     return sources;
+}
+
+/* The general (multi-kernel) path, which most tests here look at. */
+static char **generate(norm_kind kind, fv_dtype dtype, int64_t rows, int64_t hidden, int *count,
+                       char names[][32])
+{
+    return generate_with(fv_sched_general_families(), kind, dtype, rows, hidden, count, names);
 }
 
 static void free_sources(char **sources, int count)
@@ -160,6 +167,46 @@ START_TEST(generated_code_is_commented)
 }
 END_TEST
 
+/* With every family, a norm backward is one cooperative persistent kernel:
+ * rows loaded once with 16-byte vectors, the grouped inner reductions, the
+ * partials in registers, a grid sync and the second stage. */
+START_TEST(norm_backward_is_one_persistent_kernel)
+{
+    char names[4][32];
+    int count;
+    char **sources = generate_with(NULL, NORM_LAYER_BACKWARD, FV_BF16, 16384, 4096, &count, names);
+    ck_assert_int_eq(count, 1);
+    ck_assert_str_eq(names[0], "inner_outer_persistent");
+    const char *code = kernel_code(sources[0]);
+    ck_assert_ptr_nonnull(strstr(code, "__launch_bounds__("));
+    ck_assert_ptr_nonnull(strstr(code, "cooperative_groups::this_grid().sync();"));
+    /* rows copied to shared memory with cp.async, the next row during this one */
+    ck_assert_ptr_nonnull(strstr(code, "fv_copy_async<8>(buffer0_slots + (slot ^ 1) * 4096 + column, in0 + fetch_row * inner + column);"));
+    ck_assert_ptr_nonnull(strstr(code, "fv_async_wait<1>();"));
+    /* the weight once per block, the row statistics one row ahead */
+    ck_assert_ptr_nonnull(strstr(code, "fv_copy_async<8>(cached2 + column, in2 + column);"));
+    ck_assert_ptr_nonnull(strstr(code, "row_next3 = in3["));
+    ck_assert_ptr_nonnull(strstr(code, "workspace"));
+    /* both of layer norm's inner reductions in one grouped block reduction */
+    ck_assert_ptr_nonnull(strstr(code, "fv_row_sum_group<128, 2>(sums1, reduction_scratch);"));
+    free_sources(sources, count);
+
+    sources = generate_with(NULL, NORM_RMS_FORWARD, FV_F32, 4096, 1024, &count, names);
+    ck_assert_int_eq(count, 1);
+    ck_assert_str_eq(names[0], "inner_persistent");
+    ck_assert_ptr_nonnull(strstr(kernel_code(sources[0]), "fv_copy_async<4>("));
+    ck_assert_ptr_null(strstr(kernel_code(sources[0]), "this_grid"));
+    free_sources(sources, count);
+
+    /* layer-norm forward: var_mean in two passes over the buffered row */
+    sources = generate_with(NULL, NORM_LAYER_FORWARD, FV_BF16, 4096, 2048, &count, names);
+    ck_assert_int_eq(count, 1);
+    ck_assert_ptr_nonnull(strstr(kernel_code(sources[0]), "// var_mean, pass 2"));
+    ck_assert_ptr_null(strstr(kernel_code(sources[0]), "fv_welford_add("));
+    free_sources(sources, count);
+}
+END_TEST
+
 START_TEST(skeleton_filling)
 {
     const char *skeleton = "a @X@ b\n    @BODY@\nend\n";
@@ -184,6 +231,7 @@ static Suite *codegen_suite(void)
     tcase_add_test(tcase, parameters_follow_the_convention);
     tcase_add_test(tcase, reductions_and_grid_reduction);
     tcase_add_test(tcase, generated_code_is_commented);
+    tcase_add_test(tcase, norm_backward_is_one_persistent_kernel);
     tcase_add_test(tcase, skeleton_filling);
     suite_add_tcase(suite, tcase);
     return suite;

@@ -105,7 +105,7 @@ START_TEST(cast_chains_forwarded_and_multi_use_not)
 {
     fv_definition *d = parse(chain_source);
     fv_segmentation s;
-    FV_ASSERT_OK(fv_segment_fusion(d->fusion, &s));
+    FV_ASSERT_OK(fv_segment_fusion_with(d->fusion, fv_sched_general_families(), &s));
     ck_assert_int_eq(s.count, 2); /* the row sum, then the normalization */
     for (int32_t i = 0; i < s.count; i++) {
         const fv_segment *segment = &s.segments[i];
@@ -174,7 +174,7 @@ START_TEST(norm_fusions_partition)
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
         fv_case *c = norm_case(expected[i].kind, FV_BF16, 64, 256, 0);
         fv_segmentation s;
-        FV_ASSERT_OK(fv_segment_fusion(c->fusion, &s));
+        FV_ASSERT_OK(fv_segment_fusion_with(c->fusion, fv_sched_general_families(), &s));
         ck_assert_int_eq(s.count, expected[i].segments);
         for (int32_t k = 0; k < s.count; k++)
             ck_assert_str_eq(s.segments[k].scheduler->name, expected[i].families[k]);
@@ -187,6 +187,32 @@ START_TEST(norm_fusions_partition)
                 ck_assert_msg(c->fusion->values[v].rank <= 1 || c->fusion->values[v].dims[1].broadcast,
                               "kind %zu: value %d crosses segments at full size", i, (int)v);
         }
+        fv_segmentation_free(&s);
+        fv_case_free(c);
+    }
+}
+END_TEST
+
+/* With every family registered, each norm is one persistent segment and
+ * nothing crosses a segment boundary. */
+START_TEST(norm_fusions_are_one_persistent_segment)
+{
+    static const struct {
+        norm_kind kind;
+        const char *family;
+    } expected[] = {
+        {NORM_LAYER_BACKWARD, "inner_outer_persistent"},
+        {NORM_RMS_BACKWARD, "inner_outer_persistent"},
+        {NORM_LAYER_FORWARD, "inner_persistent"},
+        {NORM_RMS_FORWARD, "inner_persistent"},
+        {NORM_SOFTMAX, "inner_persistent"},
+    };
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
+        fv_case *c = norm_case(expected[i].kind, FV_BF16, 64, 256, 0);
+        fv_segmentation s;
+        FV_ASSERT_OK(fv_segment_fusion(c->fusion, &s));
+        ck_assert_int_eq(s.count, 1);
+        ck_assert_str_eq(s.segments[0].scheduler->name, expected[i].family);
         fv_segmentation_free(&s);
         fv_case_free(c);
     }
@@ -207,7 +233,7 @@ START_TEST(rank3_is_canonicalized_to_two_axes)
         "    fd.add_output(y)\n";
     fv_definition *d = parse(source);
     fv_segmentation s;
-    FV_ASSERT_OK(fv_segment_fusion(d->fusion, &s));
+    FV_ASSERT_OK(fv_segment_fusion_with(d->fusion, fv_sched_general_families(), &s));
     ck_assert_int_eq(s.count, 2);
     for (int32_t i = 0; i < s.count; i++) {
         ck_assert(s.segments[i].view.canonical);
@@ -254,6 +280,7 @@ static Suite *segment_suite(void)
     tcase_add_test(tcase, cast_chains_forwarded_and_multi_use_not);
     tcase_add_test(tcase, segment_set_always_separates);
     tcase_add_test(tcase, norm_fusions_partition);
+    tcase_add_test(tcase, norm_fusions_are_one_persistent_segment);
     tcase_add_test(tcase, rank3_is_canonicalized_to_two_axes);
     tcase_add_test(tcase, flat_and_permuted_views);
     suite_add_tcase(suite, tcase);

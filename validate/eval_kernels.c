@@ -979,7 +979,7 @@ static fv_status reduce_sum(const eval_plan *plan, const fv_op *op, const eval_a
             out->value[o] = emulate_round(ordered_f32_sum(gathered, n, plan->sum_order, plan->sum_block), dtype);
             continue;
         }
-        double squares;
+        double squares = 0;
         double sum = exact_sum(input->value, layout->kept[o], layout->reduced, layout->reduced_count,
                                &squares);
         sum *= layout->multiplicity;
@@ -1035,7 +1035,7 @@ static fv_status reduce_var_mean(const eval_plan *plan, const fv_op *op, const e
     int64_t *offsets = (int64_t *)scratch->buffers[1];
     double *term_errors = scratch->buffers[2];
     for (int64_t o = 0; o < layout->kept_count; o++) {
-        double squares;
+        double squares = 0;
         double m;
         if (reference) {
             m = exact_sum(input->value, layout->kept[o], layout->reduced, layout->reduced_count,

@@ -721,7 +721,7 @@ fv_status fv_store_write_rows(fv_store_writer *writer, int output_index, int64_t
         const double *buffers[DATASETS_PER_OUTPUT] = {values, bounds};
         for (int which = 0; which < DATASETS_PER_OUTPUT; which++) {
             hid_t dataset = writer->datasets[output_index * DATASETS_PER_OUTPUT + which];
-            hid_t file_space, memory_space;
+            hid_t file_space = H5I_INVALID_HID, memory_space = H5I_INVALID_HID;
             FV_TRY(select_rows(dataset, output, first_row, row_count, writer->temporary_path,
                                &file_space, &memory_space));
             herr_t result = H5Dwrite(dataset, H5T_NATIVE_DOUBLE, memory_space, file_space,
@@ -851,7 +851,7 @@ static fv_status read_root(fv_store_reader *reader, const char *key)
         FV_FAIL(FV_ERR_CORRUPT, "stored key %.80s differs from the key %s in the file name",
                 reader->strings[FIELD_KEY], key);
     fv_store_provenance *p = &reader->provenance;
-    int64_t generator_version, evaluator_version, output_count;
+    int64_t generator_version = 0, evaluator_version = 0, output_count = 0;
     FV_TRY(fv_h5_read_uint64_attribute(file, "seed", "/", &p->seed));
     FV_TRY(read_int_attribute(file, "generator_version", "/", INT32_MIN, INT32_MAX,
                               &generator_version));
@@ -886,7 +886,7 @@ static fv_status read_output_attributes(hid_t group, const char *where,
     free(text);
     if (length == 0 || length >= sizeof output->name)
         FV_FAIL(FV_ERR_CORRUPT, "attribute 'name' in %s is empty or too long", where);
-    int64_t rank;
+    int64_t rank = 0;
     FV_TRY(read_int_attribute(group, "rank", where, 0, FV_MAX_RANK, &rank));
     output->rank = (int)rank;
     int shape_length = 0;
@@ -1067,7 +1067,7 @@ static fv_status read_block(fv_store_reader *reader, int output_index, int which
 {
     const fv_store_output *output = &reader->outputs[output_index];
     hid_t dataset = reader->datasets[output_index * DATASETS_PER_OUTPUT + which];
-    hid_t file_space, memory_space;
+    hid_t file_space = H5I_INVALID_HID, memory_space = H5I_INVALID_HID;
     FV_TRY(select_block(dataset, storage_rank(output), start, count, reader->path, &file_space,
                         &memory_space));
     herr_t result = H5Dread(dataset, H5T_NATIVE_DOUBLE, memory_space, file_space, H5P_DEFAULT,

@@ -54,6 +54,32 @@ __device__ __forceinline__ void fv_store(T *__restrict__ p, const float (&in)[N]
     *reinterpret_cast<fv_vector<T, N> *>(p) = raw;
 }
 
+// Copies N elements (aligned to N) from global to shared memory.  Copies of
+// 4, 8 or 16 bytes are asynchronous (cp.async: they do not pass through
+// registers and complete at fv_async_wait); smaller ones are plain copies.
+// Only the issuing thread may read the copy, after fv_async_wait.
+template <int N, typename T>
+__device__ __forceinline__ void fv_copy_async(T *shared, const T *__restrict__ global)
+{
+    constexpr int bytes = (int)sizeof(T) * N;
+    if constexpr (bytes == 16) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"((unsigned)__cvta_generic_to_shared(shared)),
+                     "l"(global));
+    } else if constexpr (bytes == 8 || bytes == 4) {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"((unsigned)__cvta_generic_to_shared(shared)),
+                     "l"(global), "n"(bytes));
+    } else {
+        *reinterpret_cast<fv_vector<T, N> *>(shared) = *reinterpret_cast<const fv_vector<T, N> *>(global);
+    }
+}
+
+// Closes the group of this thread's copies issued since the last commit.
+__device__ __forceinline__ void fv_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+
+// Waits until at most PENDING of this thread's committed groups are in flight.
+template <int PENDING>
+__device__ __forceinline__ void fv_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory"); }
+
 // Double-precision and integer tensors are moved element by element.
 template <int N, typename T, typename R>
 __device__ __forceinline__ void fv_load_exact(const T *__restrict__ p, R (&out)[N])
@@ -177,6 +203,31 @@ template <int BLOCK_X, typename T>
 __device__ __forceinline__ T fv_row_max(T value, T *scratch)
 {
     return fv_row_reduce<BLOCK_X>(value, T(-INFINITY), scratch, fv_max());
+}
+
+// Sums COUNT values at once over the BLOCK_X threads of this thread's row
+// (grouped reduction: one pass through `scratch`, BLOCK_Y * 32 * COUNT
+// floats, for all of them).  Every thread of the block must call this.
+template <int BLOCK_X, int COUNT>
+__device__ __forceinline__ void fv_row_sum_group(float (&values)[COUNT], float *scratch)
+{
+#pragma unroll
+    for (int k = 0; k < COUNT; ++k)
+        values[k] = fv_warp_sum(values[k], BLOCK_X < 32 ? BLOCK_X : 32);
+    if (BLOCK_X <= 32)
+        return;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    float *row = scratch + threadIdx.y * 32 * COUNT;
+    __syncthreads(); // the scratch may still be read by a previous reduction
+    if (lane == 0) {
+#pragma unroll
+        for (int k = 0; k < COUNT; ++k)
+            row[k * 32 + warp] = values[k];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < COUNT; ++k)
+        values[k] = fv_warp_sum(lane < BLOCK_X / 32 ? row[k * 32 + lane] : 0.0f, 32);
 }
 
 // Welford merge over the BLOCK_X threads of a row; `scratch` holds

@@ -1,8 +1,9 @@
 // inner_outer_persistent.cuh: skeleton of the inner-outer persistent family
 // (layer-norm and RMS-norm backward), nvFuser's multi-wave approach.  One
 // cooperative kernel: every block walks its rows (@BLOCK_Y@ at a time, groups
-// of @BLOCK_X@ threads per row), loads each row's inputs once into its row
-// buffers, runs the grouped inner reductions, writes the row's outputs (dx)
+// of @BLOCK_X@ threads per row), copies each row's inputs once into its row
+// buffers (shared memory through cp.async, the next row's copies in flight
+// while this row is computed, or registers), runs the grouped inner reductions, writes the row's outputs (dx)
 // and adds the outer reductions' terms (dw, db) to float partials kept in
 // registers across all its rows.  The partials then go to the workspace
 // ([grid rows, inner] per outer reduction), the grid synchronizes, and the
@@ -14,20 +15,26 @@ extern "C" __global__ void __launch_bounds__(@THREADS@, @MIN_BLOCKS@) @KERNEL_NA
 @PARAMETERS@)
 {
     extern __shared__ __align__(16) unsigned char row_buffers[];
-    __shared__ float reduction_scratch[@BLOCK_Y@ * 96];
+    __shared__ float reduction_scratch[@BLOCK_Y@ * @SCRATCH_PER_ROW@];
+    const long long row_stride = (long long)gridDim.x * @BLOCK_Y@;
+    int slot = 0;
     @PARTIALS@
+    @BEFORE_ROWS@
     for (long long row_base = (long long)blockIdx.x * @BLOCK_Y@; row_base < outer;
-         row_base += (long long)gridDim.x * @BLOCK_Y@) {
+         row_base += row_stride) {
         const long long row = row_base + threadIdx.y;
         const bool row_active = row < outer;
         const long long safe_row = row_active ? row : 0;
+        @ROW_START@
         @ROW_PROLOGUE@
         @LOAD_ROW@
         @STAGES@
         if (row_active) {
             @EPILOGUE@
         }
+        slot ^= 1;
     }
+    fv_async_wait<0>();
     // Stage 1 -> 2: each thread's partials to the workspace, then a grid sync.
     const long long partial_rows = (long long)gridDim.x * @BLOCK_Y@;
     const long long partial_row = (long long)blockIdx.x * @BLOCK_Y@ + threadIdx.y;

@@ -353,7 +353,7 @@ static fv_status shape_entry(interpreter *it, const char *function, const node *
         *dim = fv_ir_dim_concrete(extent);
         return FV_OK;
     }
-    int32_t scalar;
+    int32_t scalar = -1;
     FV_TRY(argument_value(it, function, item, &scalar));
     return scalar_to_dim(it, function, item, scalar, dim);
 }
@@ -438,7 +438,7 @@ static object value_object(int32_t value)
 static fv_status op_cast(interpreter *it, const node *call, const op_entry *op,
                          const node **arguments, object *out)
 {
-    int32_t input;
+    int32_t input = -1;
     fv_dtype dtype;
     if (arguments[0] == NULL || arguments[1] == NULL)
         return missing(it, call, op->name, arguments[0] == NULL ? "arg" : "dtype");
@@ -461,7 +461,7 @@ static fv_status op_broadcast_in_dim(interpreter *it, const node *call, const op
         return missing(it, call, op->name,
                        arguments[0] == NULL ? "arg" : shape_node == NULL ? "shape"
                                                                         : "broadcast_dims");
-    int32_t input;
+    int32_t input = -1;
     int rank, dim_count, broadcast_dims[FV_MAX_RANK];
     fv_dim shape[FV_MAX_RANK];
     FV_TRY(argument_tensor(it, op->name, arguments[0], &input));
@@ -483,7 +483,7 @@ static fv_status op_broadcast(interpreter *it, const node *call, const op_entry 
 {
     if (arguments[0] == NULL || arguments[1] == NULL)
         return missing(it, call, op->name, arguments[0] == NULL ? "arg" : "is_broadcast_dim");
-    int32_t input;
+    int32_t input = -1;
     FV_TRY(argument_tensor(it, op->name, arguments[0], &input));
     const node *flags = arguments[1];
     if (flags->kind != FV_NODE_LIST && flags->kind != FV_NODE_TUPLE)
@@ -507,7 +507,7 @@ static fv_status op_expand(interpreter *it, const node *call, const op_entry *op
 {
     if (arguments[0] == NULL || arguments[1] == NULL)
         return missing(it, call, op->name, arguments[0] == NULL ? "arg" : "shape");
-    int32_t input;
+    int32_t input = -1;
     int rank;
     fv_dim shape[FV_MAX_RANK];
     FV_TRY(argument_tensor(it, op->name, arguments[0], &input));
@@ -524,7 +524,7 @@ static fv_status op_squeeze(interpreter *it, const node *call, const op_entry *o
 {
     if (arguments[0] == NULL || arguments[1] == NULL)
         return missing(it, call, op->name, arguments[0] == NULL ? "arg" : "dims");
-    int32_t input;
+    int32_t input = -1;
     int dims[FV_MAX_RANK], count;
     bool squeeze_expanded = false;
     FV_TRY(argument_tensor(it, op->name, arguments[0], &input));
@@ -551,7 +551,7 @@ static fv_status op_reshape(interpreter *it, const node *call, const op_entry *o
 {
     if (arguments[0] == NULL || arguments[1] == NULL)
         return missing(it, call, op->name, arguments[0] == NULL ? "arg" : "new_shape");
-    int32_t input;
+    int32_t input = -1;
     int rank;
     fv_dim shape[FV_MAX_RANK];
     FV_TRY(argument_tensor(it, op->name, arguments[0], &input));
@@ -571,7 +571,7 @@ static fv_status op_permute(interpreter *it, const node *call, const op_entry *o
 {
     if (arguments[0] == NULL || arguments[1] == NULL)
         return missing(it, call, op->name, arguments[0] == NULL ? "arg" : "dims");
-    int32_t input;
+    int32_t input = -1;
     int order[FV_MAX_RANK], count;
     FV_TRY(argument_tensor(it, op->name, arguments[0], &input));
     FV_TRY(argument_int_list(it, op->name, arguments[1], "dims", order, &count));
@@ -587,7 +587,7 @@ static fv_status op_unary(interpreter *it, const node *call, const op_entry *op,
 {
     if (arguments[0] == NULL)
         return missing(it, call, op->name, "arg");
-    int32_t input;
+    int32_t input = -1;
     FV_TRY(argument_value(it, op->name, arguments[0], &input));
     locate(it, call);
     FV_TRY(built(it, call, fv_ir_unary(it->fusion, op->kind, input, &out->value)));
@@ -600,7 +600,7 @@ static fv_status op_binary(interpreter *it, const node *call, const op_entry *op
 {
     if (arguments[0] == NULL || arguments[1] == NULL)
         return missing(it, call, op->name, arguments[0] == NULL ? "arg1" : "arg2");
-    int32_t lhs, rhs;
+    int32_t lhs = -1, rhs = -1;
     FV_TRY(argument_value(it, op->name, arguments[0], &lhs));
     FV_TRY(argument_value(it, op->name, arguments[1], &rhs));
     locate(it, call);
@@ -642,7 +642,7 @@ static fv_status op_reduce(interpreter *it, const node *call, const op_entry *op
 {
     if (arguments[0] == NULL)
         return missing(it, call, op->name, "arg");
-    int32_t input;
+    int32_t input = -1;
     int dims[FV_MAX_RANK], count;
     bool keepdim = false;
     fv_dtype dtype = FV_DTYPE_NONE;
@@ -664,7 +664,7 @@ static fv_status op_var_mean(interpreter *it, const node *call, const op_entry *
 {
     if (arguments[0] == NULL)
         return missing(it, call, op->name, "arg");
-    int32_t input, variance, mean;
+    int32_t input = -1, variance, mean;
     int dims[FV_MAX_RANK], count;
     int64_t correction = 1;
     bool keepdim = false;
@@ -689,7 +689,7 @@ static fv_status op_full(interpreter *it, const node *call, const op_entry *op,
             return missing(it, call, op->name, op->parameters[i]);
     int rank;
     fv_dim shape[FV_MAX_RANK];
-    int32_t fill;
+    int32_t fill = -1;
     fv_dtype dtype;
     FV_TRY(argument_shape(it, op->name, arguments[0], &rank, shape));
     FV_TRY(argument_value(it, op->name, arguments[1], &fill));
@@ -705,7 +705,7 @@ static fv_status op_size(interpreter *it, const node *call, const op_entry *op,
 {
     if (arguments[0] == NULL || arguments[1] == NULL)
         return missing(it, call, op->name, arguments[0] == NULL ? "arg" : "dim");
-    int32_t input;
+    int32_t input = -1;
     int64_t dim;
     FV_TRY(argument_tensor(it, op->name, arguments[0], &input));
     FV_TRY(argument_int(it, op->name, arguments[1], "dim", -64, 64, &dim));
@@ -833,7 +833,7 @@ static fv_status tensor_contiguity(const interpreter *it, const node *argument, 
             contiguity[d] = -1;
             continue;
         }
-        bool contiguous;
+        bool contiguous = false;
         FV_TRY(argument_bool(it, "define_tensor", item, "contiguity", &contiguous));
         contiguity[d] = contiguous ? 1 : 0;
     }
@@ -983,7 +983,7 @@ static fv_status add_output(interpreter *it, const node *call, object *out)
     if (alias != NULL && !fv_frontend_node_is_name(alias, "None"))
         return fail_at(it, FV_ERR_UNSUPPORTED, alias,
                        "add_output: alias_input (an in-place output) is not supported");
-    int32_t output;
+    int32_t output = -1;
     FV_TRY(argument_value(it, "add_output", arguments[0], &output));
     int8_t order[FV_MAX_RANK];
     bool has_order = order_node != NULL && alias != order_node &&

@@ -79,7 +79,7 @@ static fv_status arena_allocate(parser *p, size_t size, void **out)
 static fv_status new_node(parser *p, fv_frontend_node_kind kind, int line, int column,
                           fv_frontend_node **out)
 {
-    void *memory;
+    void *memory = NULL;
     FV_TRY(arena_allocate(p, sizeof(fv_frontend_node), &memory));
     fv_frontend_node *node = memory;
     node->kind = kind;

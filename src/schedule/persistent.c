@@ -15,6 +15,7 @@
  * shared memory overflows; the outer partials always live in registers.  When
  * a row fits neither, `choose` fails with FV_ERR_UNSUPPORTED and the plan
  * falls back to the general families. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,60 +192,114 @@ enum {
     EXTRA_STAGE_X,        /* stage 2: column vectors per block */
     EXTRA_STAGE_Y,        /* stage 2: slices of the partial rows */
     EXTRA_STAGE_VECTOR,   /* stage 2: columns per thread */
+    EXTRA_SLOTS,          /* row slots per shared buffer: 2 (the next row is copied while
+                             this one is computed) or 1 */
+    EXTRA_CACHED,         /* bit i: input i along the row only (a weight) is copied to
+                             shared memory once per block */
 };
 
 typedef struct buffered_inputs {
+    /* Inputs spanning both axes: one row of each kept per row in flight. */
     int count;
     int32_t values[FV_CASE_MAX_INPUTS];
     size_t element_bytes[FV_CASE_MAX_INPUTS];
+    /* Inputs along the row only (weights, biases): the same for every row. */
+    int cached_count;
+    int32_t cached_values[FV_CASE_MAX_INPUTS];
+    size_t cached_element_bytes[FV_CASE_MAX_INPUTS];
 } buffered_inputs;
+
+/* Inputs along the inner axis only, in a float type: worth caching. */
+static bool is_row_constant(const fv_segment_view *view, int32_t value)
+{
+    const fv_value *v = &view->fusion->values[value];
+    return v->producer < 0 && v->input_index >= 0 && v->kind == FV_VALUE_TENSOR &&
+           fv_codegen_spans_inner(view, value) && !fv_codegen_spans_outer(view, value) &&
+           fv_dtype_is_float(v->dtype) && v->dtype != FV_F64;
+}
 
 static void find_buffered(const fv_segment_view *view, buffered_inputs *b)
 {
-    b->count = 0;
+    memset(b, 0, sizeof *b);
     const fv_fusion *fusion = view->fusion;
-    for (int32_t i = 0; i < fusion->input_count && b->count < FV_CASE_MAX_INPUTS; i++) {
+    for (int32_t i = 0; i < fusion->input_count; i++) {
         int32_t v = fusion->inputs[i];
-        if (!is_buffered(view, v))
-            continue;
-        b->values[b->count] = v;
-        b->element_bytes[b->count] = fv_dtype_size(fusion->values[v].dtype);
-        b->count++;
+        size_t bytes = fv_dtype_size(fusion->values[v].dtype);
+        if (is_buffered(view, v) && b->count < FV_CASE_MAX_INPUTS) {
+            b->values[b->count] = v;
+            b->element_bytes[b->count++] = bytes;
+        } else if (is_row_constant(view, v) && b->cached_count < FV_CASE_MAX_INPUTS) {
+            b->cached_values[b->cached_count] = v;
+            b->cached_element_bytes[b->cached_count++] = bytes;
+        }
     }
 }
 
 typedef struct candidate {
     int threads, block_x, block_y, batch;
     int registers, blocks_per_sm, grid, spare;
-    int shared_bytes;          /* dynamic: buffers */
+    int shared_bytes;          /* dynamic: row slots and cached inputs */
     unsigned in_shared;        /* bit per buffered input */
+    int slots;                 /* row slots per shared buffer */
+    bool cached;               /* row-constant inputs cached in shared memory */
+    int row_capacity;          /* elements of a row the block's row group covers */
     const char *limit;         /* what limits blocks per SM */
 } candidate;
 
-/* Registers per thread and shared memory per block of a candidate; buffers
- * start in shared memory and move to registers while it overflows. */
+static int round_up_16(int64_t bytes) { return (int)((bytes + 15) / 16 * 16); }
+
+/* Shared memory of a candidate's placement: the slots of the buffers in
+ * shared memory ([block_y][row_capacity] elements each) and, if cached, one
+ * row of each row-constant input. */
+static int64_t placement_bytes(const buffered_inputs *buffers, const candidate *c)
+{
+    int64_t bytes = 0;
+    for (int i = 0; i < buffers->count; i++)
+        if ((c->in_shared >> i) & 1)
+            bytes += round_up_16((int64_t)c->row_capacity * c->block_y *
+                                 (int64_t)buffers->element_bytes[i]) * c->slots;
+    for (int i = 0; c->cached && i < buffers->cached_count; i++)
+        bytes += round_up_16((int64_t)c->row_capacity * (int64_t)buffers->cached_element_bytes[i]);
+    return bytes;
+}
+
+/* Registers per thread and shared memory per block of a candidate (nvFuser's
+ * placement, 1.1): buffers start in shared memory, with two row slots each
+ * when they fit (the next row's copy overlaps this row's work), else one;
+ * while shared memory still overflows, the cache of row-constant inputs
+ * goes, then buffers move to registers one at a time. */
 static bool place_buffers(const buffered_inputs *buffers, const fv_device *device,
                           int partial_floats, int vector, candidate *c)
 {
-    int per_thread = c->batch * vector;           /* elements of a buffer per thread */
+    int per_thread = c->batch * vector;            /* elements of a buffer per thread */
+    c->row_capacity = per_thread * c->block_x;
     c->registers = REGISTER_OVERHEAD + partial_floats;
     for (int i = 0; i < buffers->count; i++)
         if (buffers->element_bytes[i] == 4)
             c->registers += FLOAT_BUFFER_OVERHEAD;
-    c->in_shared = (1u << buffers->count) - 1;
-    c->shared_bytes = 0;
-    for (int i = 0; i < buffers->count; i++)
-        c->shared_bytes += (int)((size_t)per_thread * c->threads * buffers->element_bytes[i]);
     int64_t budget = device->shared_per_block_optin - SCRATCH_BYTES;
-    for (int i = 0; i < buffers->count && c->shared_bytes > budget; i++) {
+    c->in_shared = (1u << buffers->count) - 1;
+    c->slots = 2;
+    c->cached = buffers->cached_count > 0;
+    if (placement_bytes(buffers, c) > budget)
+        c->slots = 1;
+    if (placement_bytes(buffers, c) > budget)
+        c->cached = false;
+    for (int i = 0; i < buffers->count && placement_bytes(buffers, c) > budget; i++) {
         c->in_shared &= ~(1u << i);
-        c->shared_bytes -= (int)((size_t)per_thread * c->threads * buffers->element_bytes[i]);
         c->registers += per_thread; /* kept as float */
     }
+    if (!c->cached && buffers->cached_count > 0) {
+        c->cached = true;
+        if (placement_bytes(buffers, c) > budget)
+            c->cached = false;
+    }
+    int64_t bytes = placement_bytes(buffers, c);
+    c->shared_bytes = (int)bytes;
     /* Margins: our estimate is within about 30 registers of what ptxas uses
      * near the 255 limit, and launch bounds cap a thread at 64K / threads. */
     int cap = device->registers_per_block / c->threads - 8;
-    return c->shared_bytes <= budget && c->registers <= MAX_REGISTERS - 32 && c->registers <= cap;
+    return bytes <= budget && c->registers <= MAX_REGISTERS - 32 && c->registers <= cap;
 }
 
 /* Blocks per SM a candidate allows: registers (allocated per warp in units
@@ -297,16 +352,15 @@ static int minimum_batch(int64_t inner, int64_t rows)
 
 /* Fills a candidate for `threads` threads per block; false if it does not fit. */
 static bool make_candidate(const buffered_inputs *buffers, const fv_device *device,
-                           int outer_reductions, int vector, int64_t vectors, int threads,
+                           int outer_reductions, int vector, int64_t inner, int threads,
                            candidate *c)
 {
     memset(c, 0, sizeof *c);
+    int64_t vectors = inner / vector;
     c->threads = threads;
+    /* A row gets a power-of-two group of threads, at most the block; short
+     * rows share the block (block_y rows). */
     c->block_x = fv_family_pow2_ceil(vectors) < threads ? fv_family_pow2_ceil(vectors) : threads;
-    if (c->block_x < 32)
-        c->block_x = 32;
-    if (c->block_x > threads)
-        c->block_x = threads;
     c->block_y = threads / c->block_x;
     c->batch = (int)((vectors + c->block_x - 1) / c->block_x);
     if (!place_buffers(buffers, device, outer_reductions * c->batch * vector, vector, c))
@@ -315,13 +369,18 @@ static bool make_candidate(const buffered_inputs *buffers, const fv_device *devi
     return c->blocks_per_sm > 0;
 }
 
-static const char *placement_text(const buffered_inputs *buffers, unsigned in_shared)
+static void placement_text(const buffered_inputs *buffers, const candidate *c, char *text,
+                           size_t size)
 {
-    if (buffers->count == 0)
-        return "no row buffers";
-    if (in_shared == (1u << buffers->count) - 1)
-        return "row buffers in shared memory";
-    return in_shared == 0 ? "row buffers in registers" : "row buffers split";
+    const char *where = buffers->count == 0 ? "no row buffers"
+                        : c->in_shared == (1u << buffers->count) - 1
+                            ? (c->slots == 2 ? "row buffers in shared memory, 2 row slots (next row "
+                                               "copied during this one)"
+                                             : "row buffers in shared memory, 1 row slot")
+                        : c->in_shared == 0 ? "row buffers in registers"
+                                            : "row buffers split between shared memory and registers";
+    snprintf(text, size, "%s%s", where,
+             c->cached ? ", row-constant inputs cached in shared memory" : "");
 }
 
 /* The search of nvFuser's multi-wave heuristic (nvfuser.md 1.2). */
@@ -339,15 +398,13 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     int most = fv_family_pow2_ceil((vectors + batch_min - 1) / batch_min);
     if (most > 512)
         most = 512;
-    int least = fv_family_pow2_ceil(vectors < 128 ? vectors : 128);
-    if (least < 32)
-        least = 32;
+    int least = 128; /* nvFuser's smallest block; short rows share it */
     if (most < least)
         most = least;
     bool found = false;
     for (int threads = most; threads >= least; threads /= 2) {
         candidate cand;
-        if (!make_candidate(&buffers, device, outer_reductions, vector, vectors, threads, &cand)) {
+        if (!make_candidate(&buffers, device, outer_reductions, vector, inner, threads, &cand)) {
             fv_text_printf(considered, "%s%d threads: does not fit", considered->length ? "; " : "",
                            threads);
             continue;
@@ -379,6 +436,8 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     params->extra[EXTRA_MIN_BLOCKS] = 1;
     params->extra[EXTRA_SHARED_BYTES] = best->shared_bytes;
     params->extra[EXTRA_GRID] = best->grid;
+    params->extra[EXTRA_SLOTS] = best->slots;
+    params->extra[EXTRA_CACHED] = best->cached ? (int)((1u << buffers.cached_count) - 1) : 0;
     return FV_OK;
 }
 
@@ -391,12 +450,13 @@ static fv_status inner_persistent_choose(const fv_segment_view *view, const fv_c
     if (status == FV_OK) {
         buffered_inputs buffers;
         find_buffered(view, &buffers);
+        char placement[160];
+        placement_text(&buffers, &best, placement, sizeof placement);
         snprintf(params->description, sizeof params->description,
                  "inner persistent: %d x %d threads, batch %d of %d-element vectors, %s, ~%d "
                  "registers, %d blocks/SM (limited by %s)",
-                 best.block_x, best.block_y, best.batch, params->vector,
-                 placement_text(&buffers, best.in_shared), best.registers, best.blocks_per_sm,
-                 best.limit);
+                 best.block_x, best.block_y, best.batch, params->vector, placement, best.registers,
+                 best.blocks_per_sm, best.limit);
     }
     fv_text_free(&considered);
     return status;
@@ -442,12 +502,14 @@ static fv_status inner_outer_choose(const fv_segment_view *view, const fv_case *
     params->extra[EXTRA_STAGE_VECTOR] = stage_vector;
     buffered_inputs buffers;
     find_buffered(view, &buffers);
+    char placement[160];
+    placement_text(&buffers, &best, placement, sizeof placement);
     snprintf(params->description, sizeof params->description,
              "multi-wave inner-outer persistent: %d x %d threads, batch %d of %d-element vectors, "
              "%s, ~%d registers (%d spare), %d blocks/SM (limited by %s), one wave of %d blocks, "
              "stage 2 %d x %d threads of %d-element vectors; candidates: %s",
-             best.block_x, best.block_y, best.batch, params->vector,
-             placement_text(&buffers, best.in_shared), best.registers, best.spare,
+             best.block_x, best.block_y, best.batch, params->vector, placement, best.registers,
+             best.spare,
              best.blocks_per_sm, best.limit, best.grid, stage_x, best.threads / stage_x,
              stage_vector, fv_text_str(&considered));
     fv_text_free(&considered);
@@ -464,7 +526,9 @@ typedef struct persistent_emit {
     fv_emitter e;
     bool *targets;
     char **buffered_lines;      /* per value id: the line reading its buffer */
-    fv_text prologue, load, stages, epilogue, partials, write_partials, stage_two, parameters;
+    fv_text before_rows, row_start, prologue, load, stages, epilogue, partials, write_partials,
+        stage_two, parameters;
+    int scratch_per_row;        /* floats of reduction scratch per row of the block */
 } persistent_emit;
 
 static const char *storage_name(fv_dtype dtype)
@@ -500,54 +564,238 @@ static void close_batch_loop(fv_emitter *e)
     fv_codegen_line(e, "}");
 }
 
-/* Row buffers: registers (float[batch][vector]) or shared memory (the
- * input's own dtype, one row slot per threadIdx.y). */
-static fv_status emit_load_row(persistent_emit *p)
+static bool buffer_in_shared(const fv_schedule_params *params, int buffer)
+{
+    return (params->extra[EXTRA_IN_SHARED] >> buffer) & 1;
+}
+
+static int row_capacity(const fv_schedule_params *params)
+{
+    return params->serial * params->block_x * params->vector;
+}
+
+/* Issues this thread's copies of row `row` (an expression) into row slot
+ * `slot` of every shared buffer, and commits them as one group. */
+static void emit_fetch(persistent_emit *p, const char *row, const char *slot)
+{
+    const fv_schedule_params *params = p->params;
+    fv_emitter *e = &p->e;
+    int slot_elements = row_capacity(params) * params->block_y;
+    fv_codegen_line(e, "{");
+    e->indent += 4;
+    fv_codegen_line(e, "const long long fetch_row = %s;", row);
+    open_batch_loop(e, params, "fetch_row < outer && ");
+    for (int i = 0; i < p->buffers.count; i++) {
+        if (!buffer_in_shared(params, i))
+            continue;
+        int32_t v = p->buffers.values[i];
+        fv_codegen_line(e, "fv_copy_async<%d>(buffer%d_slots + (%s) * %d + column, in%d + fetch_row * inner + column);",
+                        params->vector, (int)v, slot, slot_elements,
+                        input_position(p->view->fusion, v));
+    }
+    close_batch_loop(e);
+    e->indent -= 4;
+    fv_codegen_line(e, "}");
+    fv_codegen_line(e, "fv_async_commit();");
+}
+
+/* Inputs along the rows only (row statistics such as mean and invstd). */
+static bool is_row_input(const fv_segment_view *view, int32_t value)
+{
+    const fv_value *v = &view->fusion->values[value];
+    return v->producer < 0 && v->input_index >= 0 && v->kind == FV_VALUE_TENSOR &&
+           fv_codegen_spans_outer(view, value) && !fv_codegen_spans_inner(view, value);
+}
+
+static fv_status set_buffered_line(persistent_emit *p, int32_t value, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static fv_status set_buffered_line(persistent_emit *p, int32_t value, const char *format, ...)
+{
+    va_list arguments;
+    va_start(arguments, format);
+    fv_text line = {0};
+    fv_text_vprintf(&line, format, arguments);
+    va_end(arguments);
+    p->buffered_lines[value] = fv_text_take(&line);
+    FV_CHECK_ALLOC(p->buffered_lines[value]);
+    return FV_OK;
+}
+
+/* Before the row loop: the shared buffers' slots, the row-constant inputs
+ * copied once per block, and the first row's copies and row statistics. */
+static fv_status emit_before_rows(persistent_emit *p)
+{
+    const fv_schedule_params *params = p->params;
+    const fv_fusion *fusion = p->view->fusion;
+    fv_emitter *e = &p->e;
+    e->out = &p->before_rows;
+    int capacity = row_capacity(params);
+    int slots = params->extra[EXTRA_SLOTS] > 1 ? 2 : 1;
+    size_t offset = 0;
+    bool any_shared = false;
+    for (int i = 0; i < p->buffers.count; i++) {
+        if (!buffer_in_shared(params, i))
+            continue;
+        int32_t v = p->buffers.values[i];
+        const char *type = storage_name(fusion->values[v].dtype);
+        char label[40];
+        fv_ir_value_label(fusion, v, label);
+        fv_codegen_line(e, "// %s: %d row slot%s of [%d rows][%d elements] in shared memory", label,
+                        slots, slots > 1 ? "s" : "", params->block_y, capacity);
+        fv_codegen_line(e, "%s *const buffer%d_slots = reinterpret_cast<%s *>(row_buffers + %zu) + threadIdx.y * %d;",
+                        type, (int)v, type, offset, capacity);
+        offset += (size_t)round_up_16((int64_t)capacity * params->block_y *
+                                      (int64_t)p->buffers.element_bytes[i]) * (size_t)slots;
+        FV_TRY(set_buffered_line(p, v, "float v%d[%d];\nfv_load<%d>(buffer%d + column, v%d);",
+                                 (int)v, params->vector, params->vector, (int)v, (int)v));
+        any_shared = true;
+    }
+    bool any_cached = false;
+    for (int i = 0; i < p->buffers.cached_count; i++) {
+        if (!((params->extra[EXTRA_CACHED] >> i) & 1))
+            continue;
+        int32_t v = p->buffers.cached_values[i];
+        const char *type = storage_name(fusion->values[v].dtype);
+        char label[40];
+        fv_ir_value_label(fusion, v, label);
+        fv_codegen_line(e, "// %s: the same for every row, copied to shared memory once per block", label);
+        fv_codegen_line(e, "%s *const cached%d = reinterpret_cast<%s *>(row_buffers + %zu);", type,
+                        (int)v, type, offset);
+        fv_codegen_line(e, "for (long long column = (long long)(threadIdx.y * %d + threadIdx.x) * %d; column < inner;",
+                        params->block_x, params->vector);
+        fv_codegen_line(e, "     column += %d)", params->block_x * params->block_y * params->vector);
+        fv_codegen_line(e, "    fv_copy_async<%d>(cached%d + column, in%d + column);", params->vector,
+                        (int)v, input_position(fusion, v));
+        offset += (size_t)round_up_16((int64_t)capacity * (int64_t)p->buffers.cached_element_bytes[i]);
+        FV_TRY(set_buffered_line(p, v, "float v%d[%d];\nfv_load<%d>(cached%d + column, v%d);",
+                                 (int)v, params->vector, params->vector, (int)v, (int)v));
+        any_cached = true;
+    }
+    if (any_cached) {
+        fv_codegen_line(e, "fv_async_commit();");
+        fv_codegen_line(e, "fv_async_wait<0>();");
+        fv_codegen_line(e, "__syncthreads();  // every thread reads what the others copied");
+    }
+    if (any_shared && slots == 2) {
+        char first_row[96];
+        snprintf(first_row, sizeof first_row, "(long long)blockIdx.x * %d + threadIdx.y",
+                 params->block_y);
+        fv_codegen_line(e, "// The first row's copies; each row then issues the next one's.");
+        emit_fetch(p, first_row, "0");
+    }
+    /* Row statistics: loaded one row ahead into registers. */
+    for (int32_t i = 0; i < fusion->input_count; i++) {
+        int32_t v = fusion->inputs[i];
+        if (!is_row_input(p->view, v))
+            continue;
+        int position = input_position(fusion, v);
+        char label[40];
+        fv_ir_value_label(fusion, v, label);
+        fv_codegen_line(e, "// %s: loaded one row ahead", label);
+        fv_codegen_line(e, "const long long first_row%d = (long long)blockIdx.x * %d + threadIdx.y;",
+                        (int)v, params->block_y);
+        fv_codegen_line(e, "auto row_next%d = in%d[first_row%d < outer ? first_row%d : 0];", (int)v,
+                        position, (int)v, (int)v);
+        bool float_type = fv_dtype_is_float(fusion->values[v].dtype) &&
+                          fusion->values[v].dtype != FV_F64;
+        FV_TRY(set_buffered_line(p, v, float_type ? "const float v%d = fv_to_float(row_value%d);"
+                                                  : "const auto v%d = row_value%d;",
+                                 (int)v, (int)v));
+    }
+    return FV_OK;
+}
+
+/* At the start of each row: take the prefetched row statistics, point the
+ * buffers at this row's slot and issue the copies of the next row (or, with
+ * one slot, of this row). */
+static void emit_row_start(persistent_emit *p)
+{
+    const fv_schedule_params *params = p->params;
+    const fv_fusion *fusion = p->view->fusion;
+    fv_emitter *e = &p->e;
+    e->out = &p->row_start;
+    int slots = params->extra[EXTRA_SLOTS] > 1 ? 2 : 1;
+    int slot_elements = row_capacity(params) * params->block_y;
+    bool any_shared = false;
+    for (int32_t i = 0; i < fusion->input_count; i++) {
+        int32_t v = fusion->inputs[i];
+        if (!is_row_input(p->view, v))
+            continue;
+        fv_codegen_line(e, "const auto row_value%d = row_next%d;", (int)v, (int)v);
+        fv_codegen_line(e, "row_next%d = in%d[row + row_stride < outer ? row + row_stride : 0];",
+                        (int)v, input_position(fusion, v));
+    }
+    for (int i = 0; i < p->buffers.count; i++) {
+        if (!buffer_in_shared(params, i))
+            continue;
+        int32_t v = p->buffers.values[i];
+        const char *type = storage_name(fusion->values[v].dtype);
+        if (slots == 2)
+            fv_codegen_line(e, "const %s *const buffer%d = buffer%d_slots + slot * %d;", type, (int)v,
+                            (int)v, slot_elements);
+        else
+            fv_codegen_line(e, "const %s *const buffer%d = buffer%d_slots;", type, (int)v, (int)v);
+        any_shared = true;
+    }
+    if (!any_shared)
+        return;
+    if (slots == 2) {
+        fv_codegen_line(e, "// The next row's copies, in flight while this row is computed.");
+        emit_fetch(p, "row + row_stride", "slot ^ 1");
+    } else {
+        emit_fetch(p, "row", "0");
+    }
+}
+
+/* Waits for this row's copies, then loads the buffers kept in registers
+ * (float[batch][vector]). */
+static void emit_load_row(persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
     fv_emitter *e = &p->e;
     e->out = &p->load;
-    int row_elements = params->serial * params->block_x * params->vector;
-    size_t offset = 0;
+    bool any_shared = false, any_registers = false;
     for (int i = 0; i < p->buffers.count; i++) {
+        any_shared = any_shared || buffer_in_shared(params, i);
+        any_registers = any_registers || !buffer_in_shared(params, i);
+    }
+    if (any_shared) {
+        int slots = params->extra[EXTRA_SLOTS] > 1 ? 2 : 1;
+        fv_codegen_line(e, "fv_async_wait<%d>();  // this row's copies have landed", slots - 1);
+    }
+    if (!any_registers)
+        return;
+    for (int i = 0; i < p->buffers.count; i++) {
+        if (buffer_in_shared(params, i))
+            continue;
         int32_t v = p->buffers.values[i];
-        fv_dtype dtype = p->view->fusion->values[v].dtype;
-        bool shared = (params->extra[EXTRA_IN_SHARED] >> i) & 1;
         char label[40];
         fv_ir_value_label(p->view->fusion, v, label);
-        fv_text line = {0};
-        if (shared) {
-            fv_codegen_line(e, "%s *buffer%d = reinterpret_cast<%s *>(row_buffers + %zu) + threadIdx.y * %d;  // %s",
-                            storage_name(dtype), (int)v, storage_name(dtype),
-                            offset * params->block_y, row_elements, label);
-            fv_text_printf(&line, "float v%d[%d];\nfv_load<%d>(buffer%d + column, v%d);", (int)v,
-                           params->vector, params->vector, (int)v, (int)v);
-            offset += (size_t)row_elements * fv_dtype_size(dtype);
-        } else {
-            fv_codegen_line(e, "float buffer%d[%d][%d];  // %s", (int)v, params->serial,
-                            params->vector, label);
-            fv_text_printf(&line, "const float (&v%d)[%d] = buffer%d[b];", (int)v, params->vector,
-                           (int)v);
-        }
-        p->buffered_lines[v] = fv_text_take(&line);
-        FV_CHECK_ALLOC(p->buffered_lines[v]);
+        fv_codegen_line(e, "float buffer%d[%d][%d];  // %s", (int)v, params->serial,
+                        params->vector, label);
     }
     open_batch_loop(e, params, "row_active && ");
     for (int i = 0; i < p->buffers.count; i++) {
+        if (buffer_in_shared(params, i))
+            continue;
         int32_t v = p->buffers.values[i];
-        fv_dtype dtype = p->view->fusion->values[v].dtype;
-        int position = input_position(p->view->fusion, v);
-        if ((params->extra[EXTRA_IN_SHARED] >> i) & 1)
-            fv_codegen_line(e,
-                            "*reinterpret_cast<fv_vector<%s, %d> *>(buffer%d + column) = "
-                            "*reinterpret_cast<const fv_vector<%s, %d> *>(in%d + safe_row * inner + column);",
-                            storage_name(dtype), params->vector, (int)v, storage_name(dtype),
-                            params->vector, position);
-        else
-            fv_codegen_line(e, "fv_load<%d>(in%d + safe_row * inner + column, buffer%d[b]);",
-                            params->vector, position, (int)v);
+        fv_codegen_line(e, "fv_load<%d>(in%d + safe_row * inner + column, buffer%d[b]);",
+                        params->vector, input_position(p->view->fusion, v), (int)v);
     }
     close_batch_loop(e);
+}
+
+/* Lines reading register buffers (set before any section uses them). */
+static fv_status set_register_buffer_lines(persistent_emit *p)
+{
+    for (int i = 0; i < p->buffers.count; i++) {
+        if (buffer_in_shared(p->params, i))
+            continue;
+        int32_t v = p->buffers.values[i];
+        FV_TRY(set_buffered_line(p, v, "const float (&v%d)[%d] = buffer%d[b];", (int)v,
+                                 p->params->vector, (int)v));
+    }
     return FV_OK;
 }
 
@@ -584,24 +832,52 @@ static void emit_row_prologue(persistent_emit *p)
     fv_codegen_compute(&p->e, p->targets, (fv_emit_index){"safe_row", "0"});
 }
 
+/* Accumulates each lane of `input` (a value of the batch loop) into `target`. */
+static void accumulate_lanes(fv_emitter *e, const fv_schedule_params *params, const char *target,
+                             const char *input, bool maximum)
+{
+    fv_codegen_line(e, "#pragma unroll");
+    fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", params->vector);
+    if (maximum)
+        fv_codegen_line(e, "    %s = fv_maximum(%s, %s);", target, target, input);
+    else
+        fv_codegen_line(e, "    %s += %s;", target, input);
+}
+
+static const char *rounding_open(fv_dtype dtype)
+{
+    return dtype == FV_BF16 ? "fv_round_bf16(" : (dtype == FV_F16 ? "fv_round_f16(" : "");
+}
+
+/* The inner reductions of one level: one pass over the row buffers for all
+ * of them, then one grouped block reduction for the sums (and the first
+ * pass of var_mean, the sum) and one per max.  var_mean takes a second pass
+ * over the buffered row for the squared deviations from the mean (two-pass:
+ * more accurate than Welford's update and free of its divisions). */
 static void emit_reduction_level(persistent_emit *p, int level)
 {
     fv_emitter *e = &p->e;
     const persistent_analysis *a = &p->analysis;
     const fv_fusion *fusion = p->view->fusion;
+    const fv_schedule_params *params = p->params;
+    int group[MAX_REDUCTIONS], group_count = 0, var_means = 0;
     fv_codegen_line(e, "// reduction level %d", level);
     for (int r = 0; r < a->inner_count; r++) {
         if (a->inner_level[r] != level)
             continue;
         const fv_op *op = a->inner[r];
-        const char *type = op->kind == FV_OP_VAR_MEAN ? "fv_welford" : "float";
-        const char *start = op->kind == FV_OP_VAR_MEAN ? "{0.0f, 0.0f, 0.0f}"
-                            : op->kind == FV_OP_MAX    ? "-INFINITY"
-                                                       : "0.0f";
-        fv_codegen_line(e, "%s accumulator%d = %s;  // %s", type, r, start, fv_ir_op_name(op->kind));
+        if (op->kind == FV_OP_MAX) {
+            fv_codegen_line(e, "float maximum%d = -INFINITY;  // max", r);
+            continue;
+        }
+        group[r] = group_count++;
+        var_means += op->kind == FV_OP_VAR_MEAN;
     }
+    if (group_count > 0)
+        fv_codegen_line(e, "float sums%d[%d] = {};  // grouped: one block reduction for all", level,
+                        group_count);
     bool *saved = fv_codegen_save(e);
-    open_batch_loop(e, p->params, "row_active && ");
+    open_batch_loop(e, params, "row_active && ");
     memset(p->targets, 0, (size_t)fusion->value_count + 1);
     for (int r = 0; r < a->inner_count; r++)
         if (a->inner_level[r] == level)
@@ -611,42 +887,88 @@ static void emit_reduction_level(persistent_emit *p, int level)
         if (a->inner_level[r] != level)
             continue;
         const fv_op *op = a->inner[r];
-        char input[64];
+        char input[64], target[48];
         fv_codegen_value(e, op->inputs[0], "lane", input, sizeof input);
-        fv_codegen_line(e, "#pragma unroll");
-        fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", p->params->vector);
-        if (op->kind == FV_OP_VAR_MEAN)
-            fv_codegen_line(e, "    fv_welford_add(accumulator%d, %s);", r, input);
-        else if (op->kind == FV_OP_MAX)
-            fv_codegen_line(e, "    accumulator%d = fv_maximum(accumulator%d, %s);", r, r, input);
+        if (op->kind == FV_OP_MAX)
+            snprintf(target, sizeof target, "maximum%d", r);
         else
-            fv_codegen_line(e, "    accumulator%d += %s;", r, input);
+            snprintf(target, sizeof target, "sums%d[%d]", level, group[r]);
+        accumulate_lanes(e, params, target, input, op->kind == FV_OP_MAX);
     }
     close_batch_loop(e);
     fv_codegen_restore(e, saved);
+    if (group_count > 0)
+        fv_codegen_line(e, "fv_row_sum_group<%d, %d>(sums%d, reduction_scratch);", params->block_x,
+                        group_count, level);
+    char expression[160];
     for (int r = 0; r < a->inner_count; r++) {
         if (a->inner_level[r] != level)
             continue;
         const fv_op *op = a->inner[r];
-        char expression[160];
-        if (op->kind == FV_OP_VAR_MEAN) {
-            fv_codegen_line(e, "accumulator%d = fv_row_welford<%d>(accumulator%d, reduction_scratch);",
-                            r, p->params->block_x, r);
-            snprintf(expression, sizeof expression, "accumulator%d.m2 / (accumulator%d.count - %lld.0f)",
-                     r, r, (long long)op->correction);
-            fv_codegen_declare(e, op->outputs[0], expression);
-            snprintf(expression, sizeof expression, "accumulator%d.mean", r);
-            fv_codegen_declare(e, op->outputs[1], expression);
-            continue;
-        }
-        fv_codegen_line(e, "accumulator%d = fv_row_%s<%d>(accumulator%d, reduction_scratch);", r,
-                        op->kind == FV_OP_MAX ? "max" : "sum", p->params->block_x, r);
         fv_dtype dtype = fusion->values[op->outputs[0]].dtype;
-        snprintf(expression, sizeof expression, "%saccumulator%d%s",
-                 dtype == FV_BF16 ? "fv_round_bf16(" : (dtype == FV_F16 ? "fv_round_f16(" : ""), r,
-                 fv_dtype_is_half(dtype) ? ")" : "");
-        fv_codegen_declare(e, op->outputs[0], expression);
+        if (op->kind == FV_OP_MAX) {
+            fv_codegen_line(e, "maximum%d = fv_row_max<%d>(maximum%d, reduction_scratch);", r,
+                            params->block_x, r);
+            snprintf(expression, sizeof expression, "%smaximum%d%s", rounding_open(dtype), r,
+                     fv_dtype_is_half(dtype) ? ")" : "");
+            fv_codegen_declare(e, op->outputs[0], expression);
+        } else if (op->kind == FV_OP_SUM) {
+            snprintf(expression, sizeof expression, "%ssums%d[%d]%s", rounding_open(dtype), level,
+                     group[r], fv_dtype_is_half(dtype) ? ")" : "");
+            fv_codegen_declare(e, op->outputs[0], expression);
+        } else {
+            fv_codegen_line(e, "const float mean%d = sums%d[%d] / (float)inner;  // var_mean, pass 1",
+                            r, level, group[r]);
+        }
     }
+    if (var_means == 0)
+        return;
+    fv_codegen_line(e, "float squares%d[%d] = {};  // var_mean, pass 2", level, var_means);
+    saved = fv_codegen_save(e);
+    open_batch_loop(e, params, "row_active && ");
+    fv_codegen_compute(e, p->targets, (fv_emit_index){"safe_row", "column"});
+    int square = 0;
+    for (int r = 0; r < a->inner_count; r++) {
+        const fv_op *op = a->inner[r];
+        if (a->inner_level[r] != level || op->kind != FV_OP_VAR_MEAN)
+            continue;
+        char input[64];
+        fv_codegen_value(e, op->inputs[0], "lane", input, sizeof input);
+        fv_codegen_line(e, "#pragma unroll");
+        fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane) {", params->vector);
+        fv_codegen_line(e, "    const float deviation = %s - mean%d;", input, r);
+        fv_codegen_line(e, "    squares%d[%d] += deviation * deviation;", level, square++);
+        fv_codegen_line(e, "}");
+    }
+    close_batch_loop(e);
+    fv_codegen_restore(e, saved);
+    fv_codegen_line(e, "fv_row_sum_group<%d, %d>(squares%d, reduction_scratch);", params->block_x,
+                    var_means, level);
+    square = 0;
+    for (int r = 0; r < a->inner_count; r++) {
+        const fv_op *op = a->inner[r];
+        if (a->inner_level[r] != level || op->kind != FV_OP_VAR_MEAN)
+            continue;
+        snprintf(expression, sizeof expression, "squares%d[%d] / ((float)inner - %lld.0f)", level,
+                 square++, (long long)op->correction);
+        fv_codegen_declare(e, op->outputs[0], expression);
+        snprintf(expression, sizeof expression, "mean%d", r);
+        fv_codegen_declare(e, op->outputs[1], expression);
+    }
+}
+
+/* Floats of reduction scratch per row of the block: 32 per grouped value
+ * (and 32 for a max). */
+static int scratch_per_row(const persistent_analysis *a)
+{
+    int most = 1;
+    for (int level = 1; level <= a->levels; level++) {
+        int count = 0;
+        for (int r = 0; r < a->inner_count; r++)
+            count += a->inner_level[r] == level && a->inner[r]->kind != FV_OP_MAX;
+        most = count > most ? count : most;
+    }
+    return 32 * most;
 }
 
 static const char *outer_identity(const fv_op *op) { return op->kind == FV_OP_MAX ? "-INFINITY" : "0.0f"; }
@@ -812,8 +1134,9 @@ static void free_emit(persistent_emit *p)
     free(p->targets);
     analysis_free(&p->analysis);
     fv_codegen_end(&p->e);
-    fv_text *texts[] = {&p->prologue, &p->load, &p->stages, &p->epilogue, &p->partials,
-                        &p->write_partials, &p->stage_two, &p->parameters};
+    fv_text *texts[] = {&p->before_rows, &p->row_start, &p->prologue, &p->load, &p->stages,
+                        &p->epilogue, &p->partials, &p->write_partials, &p->stage_two,
+                        &p->parameters};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
         fv_text_free(texts[i]);
 }
@@ -829,8 +1152,12 @@ static fv_status emit_sections(persistent_emit *p)
     FV_CHECK_ALLOC(p->targets);
     FV_CHECK_ALLOC(p->buffered_lines);
     p->e.buffered_load = (const char **)p->buffered_lines;
+    p->scratch_per_row = scratch_per_row(&p->analysis);
+    FV_TRY(set_register_buffer_lines(p));
+    FV_TRY(emit_before_rows(p));
+    emit_row_start(p);
     emit_row_prologue(p);
-    FV_TRY(emit_load_row(p));
+    emit_load_row(p);
     p->e.out = &p->stages;
     for (int level = 1; level <= p->analysis.levels; level++)
         emit_reduction_level(p, level);
@@ -851,11 +1178,12 @@ static fv_status persistent_emit_kernel(const fv_segment_view *view,
     fv_status status = emit_sections(&p);
     if (status == FV_OK) {
         char threads[16], min_blocks[16], block_x[16], block_y[16], stage_x[16], stage_y[16],
-            stage_vector[16];
+            stage_vector[16], scratch[16];
         const char *names[] = {"THREADS", "MIN_BLOCKS", "KERNEL_NAME", "PARAMETERS", "BLOCK_X",
                                "BLOCK_Y", "ROW_PROLOGUE", "LOAD_ROW", "STAGES", "EPILOGUE",
                                "VECTOR", "BATCH", "PARTIALS", "WRITE_PARTIALS", "STAGE_X",
-                               "STAGE_Y", "STAGE_VECTOR", "STAGE_TWO"};
+                               "STAGE_Y", "STAGE_VECTOR", "STAGE_TWO", "BEFORE_ROWS",
+                               "ROW_START", "SCRATCH_PER_ROW"};
         char vector[16], batch[16];
         const char *sections[] = {
             fv_family_number(threads, params->block_x * params->block_y),
@@ -868,12 +1196,13 @@ static fv_status persistent_emit_kernel(const fv_segment_view *view,
             fv_family_number(stage_x, params->extra[EXTRA_STAGE_X]),
             fv_family_number(stage_y, params->extra[EXTRA_STAGE_Y]),
             fv_family_number(stage_vector, params->extra[EXTRA_STAGE_VECTOR]),
-            fv_text_str(&p.stage_two)};
+            fv_text_str(&p.stage_two), fv_text_str(&p.before_rows), fv_text_str(&p.row_start),
+            fv_family_number(scratch, p.scratch_per_row)};
         fv_family_kernel_head(inner_outer ? "inner_outer_persistent" : "inner_persistent", params,
                               source);
         status = fv_codegen_fill(inner_outer ? fv_skeleton_inner_outer_persistent
                                              : fv_skeleton_inner_persistent,
-                                 names, sections, 18, source);
+                                 names, sections, sizeof names / sizeof names[0], source);
     }
     free_emit(&p);
     return status;

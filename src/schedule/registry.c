@@ -13,7 +13,18 @@ static const fv_scheduler *const registry[] = {
     NULL,
 };
 
+/* The general path: what the plan falls back to when a persistent family
+ * cannot take a segment. */
+static const fv_scheduler *const general_families[] = {
+    &fv_sched_pointwise,
+    &fv_sched_inner_reduction,
+    &fv_sched_outer_reduction,
+    NULL,
+};
+
 const fv_scheduler *const *fv_sched_registry(void) { return registry; }
+
+const fv_scheduler *const *fv_sched_general_families(void) { return general_families; }
 
 const fv_scheduler *fv_sched_find(const fv_segment_view *view, char *why, size_t why_size)
 {

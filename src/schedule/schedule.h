@@ -76,7 +76,7 @@ typedef struct fv_schedule_params {
     int rows_per_block;
     int grid_limit;      /* at most this many blocks on the grid-strided axis */
     int serial;          /* elements per thread in the serial (persistent) loop */
-    int extra[8];        /* family-specific */
+    int extra[12];       /* family-specific */
     char description[512];
 } fv_schedule_params;
 
@@ -98,6 +98,10 @@ typedef struct fv_scheduler {
 
 /* The families in priority order, NULL-terminated. */
 const fv_scheduler *const *fv_sched_registry(void);
+
+/* The general families only (pointwise, inner and outer reduction),
+ * NULL-terminated: a fusion segmented with them takes the multi-kernel path. */
+const fv_scheduler *const *fv_sched_general_families(void);
 
 /* The first family in the registry that accepts the segment, or NULL with
  * each family's reason joined in `why`. */

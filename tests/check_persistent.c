@@ -1,0 +1,249 @@
+/* check_persistent.c: the persistent normalization heuristics on the built-in
+ * device table (H100 and B200), at the shapes of the seed pull requests:
+ * Thunder's layer-norm backward at 16384 x 2048 bf16 (seed 000) and the
+ * 2048 x H norm-backward shapes of nvFuser's warp-specialized tests
+ * (seed 001).  Checks the family each shape gets, the parameters nvFuser's
+ * multi-wave search (nvfuser.md 1.2) gives, that every choice fits the
+ * device's budgets, and that a row too large for them falls back to the
+ * general path with the reason recorded. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend/frontend.h"
+#include "norm_fusions.h"
+#include "segment/segment.h"
+#include "service/plan.h"
+#include "test_support.h"
+
+/* The chosen family, parameters and launch of a one-segment case. */
+typedef struct choice {
+    char family[32];
+    fv_schedule_params params;
+    fv_launch_shape launch;
+    int segments;
+} choice;
+
+static void choose_for(const fv_case *c, const char *device_name, choice *out)
+{
+    fv_device device;
+    FV_ASSERT_OK(fv_sched_device_from_table(device_name, &device));
+    fv_case_plan plan;
+    FV_ASSERT_OK(fv_plan_case(c, &device, &plan));
+    memset(out, 0, sizeof *out);
+    out->segments = plan.kernel_count;
+    snprintf(out->family, sizeof out->family, "%s", plan.segmentation.segments[0].scheduler->name);
+    out->params = plan.kernels[0].params;
+    out->launch = plan.kernels[0].launch;
+    fv_plan_free(&plan);
+}
+
+/* Budgets every persistent choice must respect on `device_name`. */
+static void assert_fits(const choice *chosen, const char *device_name, int64_t rows)
+{
+    fv_device device;
+    FV_ASSERT_OK(fv_sched_device_from_table(device_name, &device));
+    int threads = chosen->launch.block[0] * chosen->launch.block[1];
+    ck_assert_int_ge(threads, 32);
+    ck_assert_int_le(threads, 512);
+    ck_assert_int_le(chosen->launch.dynamic_shared_bytes, (int)device.shared_per_block_optin);
+    /* one wave, every block with at least 8 rows (or a single block) */
+    int64_t blocks = chosen->launch.grid[0];
+    ck_assert_int_le(blocks, (int64_t)device.sm_count * 32);
+    ck_assert(blocks == 1 || blocks * 8 * chosen->launch.block[1] <= rows);
+    ck_assert_ptr_nonnull(strstr(chosen->params.description, "blocks/SM"));
+}
+
+static fv_case *thunder_layer_norm_backward(fv_case_list *list)
+{
+    memset(list, 0, sizeof *list);
+    FV_ASSERT_OK(fv_frontend_expand_sweep(fv_test_source_path("cases/layer_norm_bwd_thunder.sweep"),
+                                          list, NULL, 0));
+    for (int32_t i = 0; i < list->count; i++)
+        if (strstr(list->cases[i]->id, "/bf16/") != NULL)
+            return list->cases[i];
+    ck_abort_msg("no bf16 case in layer_norm_bwd_thunder.sweep");
+    return NULL;
+}
+
+/* Seed 000: Thunder's layer-norm backward (mean as [N], pow(rstd, 3), sums
+ * over a size-1 dimension) is one multi-wave kernel.  H = 2048 in bf16:
+ * 8-element vectors, minimum batch 2, so 128 threads with batch 2; two f32
+ * partial rows of 16 per thread plus the overhead gives ~96 registers, 5
+ * blocks of 4 warps per SM. */
+START_TEST(seed_000_thunder_layer_norm_backward)
+{
+    fv_case_list list;
+    fv_case *c = thunder_layer_norm_backward(&list);
+    static const struct {
+        const char *device;
+        int sms;
+    } devices[] = {{"H100", 132}, {"B200", 148}};
+    for (size_t d = 0; d < 2; d++) {
+        choice chosen;
+        choose_for(c, devices[d].device, &chosen);
+        ck_assert_int_eq(chosen.segments, 1);
+        ck_assert_str_eq(chosen.family, "inner_outer_persistent");
+        ck_assert_int_eq(chosen.params.vector, 8);
+        ck_assert_int_eq(chosen.params.block_x, 128);
+        ck_assert_int_eq(chosen.params.block_y, 1);
+        ck_assert_int_eq(chosen.params.serial, 2);
+        ck_assert_msg(strstr(chosen.params.description, "~96 registers") != NULL, "%s",
+                      chosen.params.description);
+        ck_assert_msg(strstr(chosen.params.description, "5 blocks/SM (limited by registers)") != NULL,
+                      "%s", chosen.params.description);
+        ck_assert_int_eq(chosen.launch.grid[0], 5 * devices[d].sms);
+        ck_assert(chosen.launch.cooperative);
+        /* dw and db partials: [grid, 2048] floats each */
+        ck_assert_int_eq(chosen.launch.workspace_bytes, 2LL * chosen.launch.grid[0] * 2048 * 4);
+        /* x and dy rows, two slots each, and the weight row */
+        ck_assert_int_eq(chosen.launch.dynamic_shared_bytes, 2 * 2 * 2048 * 2 + 2048 * 2);
+        assert_fits(&chosen, devices[d].device, 16384);
+    }
+    fv_case_list_free(&list);
+}
+END_TEST
+
+/* nvFuser's multi-wave example (nvfuser.md 1.2) on H100: layer-norm backward
+ * at 16384 x 4096 bf16 takes 128 threads with batch 4 and 4 blocks per SM,
+ * one wave of 528 blocks. */
+START_TEST(multi_wave_example_on_h100)
+{
+    fv_case *c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 16384, 4096, 0);
+    ck_assert_ptr_nonnull(c);
+    choice chosen;
+    choose_for(c, "H100", &chosen);
+    ck_assert_str_eq(chosen.family, "inner_outer_persistent");
+    ck_assert_int_eq(chosen.params.block_x * chosen.params.block_y, 128);
+    ck_assert_int_eq(chosen.params.serial, 4);
+    ck_assert_int_eq(chosen.launch.grid[0], 528);
+    ck_assert_ptr_nonnull(strstr(chosen.params.description, "4 blocks/SM"));
+    fv_case_free(c);
+}
+END_TEST
+
+/* Seed 001's shapes: 2048 x H, H = 1024 .. 8192, layer-norm and RMS-norm
+ * backward in bf16 and f32, on both devices: one persistent kernel whose
+ * row fits the budgets; the batch covers the row exactly once. */
+START_TEST(seed_001_shapes_fit_the_budgets)
+{
+    static const norm_kind kinds[] = {NORM_LAYER_BACKWARD, NORM_RMS_BACKWARD};
+    static const fv_dtype dtypes[] = {FV_BF16, FV_F32};
+    static const char *const device_names[] = {"H100", "B200"};
+    for (int64_t hidden = 1024; hidden <= 8192; hidden += 1024)
+        for (size_t k = 0; k < 2; k++)
+            for (size_t t = 0; t < 2; t++)
+                for (size_t d = 0; d < 2; d++) {
+                    fv_case *c = norm_case(kinds[k], dtypes[t], 2048, hidden, 0);
+                    ck_assert_ptr_nonnull(c);
+                    choice chosen;
+                    choose_for(c, device_names[d], &chosen);
+                    ck_assert_msg(strcmp(chosen.family, "inner_outer_persistent") == 0,
+                                  "H=%lld: %s", (long long)hidden, chosen.family);
+                    const fv_schedule_params *p = &chosen.params;
+                    int64_t covered = (int64_t)p->serial * p->block_x * p->vector;
+                    ck_assert_int_ge(covered, hidden);
+                    ck_assert_int_lt(covered - hidden, (int64_t)p->block_x * p->vector);
+                    assert_fits(&chosen, device_names[d], 2048);
+                    fv_case_free(c);
+                }
+}
+END_TEST
+
+/* The candidate search prefers the candidate with spare registers, then
+ * more warps: at H = 16384 bf16 only 512 threads keep the partials within
+ * the register file, and the choice is reported with every candidate. */
+START_TEST(large_rows_take_more_threads)
+{
+    fv_case *c = norm_case(NORM_RMS_BACKWARD, FV_BF16, 16384, 16384, 0);
+    choice chosen;
+    choose_for(c, "B200", &chosen);
+    ck_assert_str_eq(chosen.family, "inner_outer_persistent");
+    ck_assert_int_eq(chosen.params.block_x, 512);
+    ck_assert_int_eq(chosen.params.serial, 4);
+    ck_assert_ptr_nonnull(strstr(chosen.params.description, "candidates: 512 threads"));
+    fv_case_free(c);
+}
+END_TEST
+
+/* A row that fits neither registers nor shared memory: the plan falls back
+ * to the general families and says why. */
+START_TEST(oversized_rows_fall_back)
+{
+    fv_case *c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 16384, 65536, 0);
+    fv_device device;
+    FV_ASSERT_OK(fv_sched_device_from_table("H100", &device));
+    fv_case_plan plan;
+    FV_ASSERT_OK(fv_plan_case(c, &device, &plan));
+    ck_assert_int_eq(plan.kernel_count, 2);
+    ck_assert_str_eq(plan.segmentation.segments[0].scheduler->name, "inner_reduction");
+    ck_assert_str_eq(plan.segmentation.segments[1].scheduler->name, "outer_reduction");
+    ck_assert_msg(strstr(plan.fallback, "inner_outer_persistent") != NULL, "%s", plan.fallback);
+    ck_assert_msg(strstr(plan.fallback, "does not fit the persistent budgets") != NULL, "%s",
+                  plan.fallback);
+    fv_plan_free(&plan);
+    fv_case_free(c);
+}
+END_TEST
+
+/* Forward norms: one inner-persistent kernel; small rows share a block
+ * (several rows per block), large ones take a block each. */
+START_TEST(forward_norms_are_inner_persistent)
+{
+    fv_case *c = norm_case(NORM_LAYER_FORWARD, FV_BF16, 16384, 512, 0);
+    choice chosen;
+    choose_for(c, "H100", &chosen);
+    ck_assert_str_eq(chosen.family, "inner_persistent");
+    ck_assert_int_eq(chosen.params.block_x, 64);
+    ck_assert_int_gt(chosen.params.block_y, 1);
+    ck_assert(!chosen.launch.cooperative);
+    fv_case_free(c);
+    c = norm_case(NORM_RMS_FORWARD, FV_BF16, 16384, 8192, 0);
+    choose_for(c, "B200", &chosen);
+    ck_assert_str_eq(chosen.family, "inner_persistent");
+    ck_assert_int_eq(chosen.params.block_y, 1);
+    assert_fits(&chosen, "B200", 16384);
+    fv_case_free(c);
+}
+END_TEST
+
+/* Sizes that are not multiples of the vector width or of the grid: a
+ * narrower vector that divides H, and a grid that is still one wave. */
+START_TEST(irregular_sizes)
+{
+    static const int64_t hiddens[] = {1023, 1987, 4095};
+    static const int expected_vector[] = {1, 1, 1};
+    for (size_t i = 0; i < 3; i++) {
+        fv_case *c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 2049, hiddens[i], 0);
+        choice chosen;
+        choose_for(c, "H100", &chosen);
+        ck_assert_str_eq(chosen.family, "inner_outer_persistent");
+        ck_assert_int_eq(chosen.params.vector, expected_vector[i]);
+        assert_fits(&chosen, "H100", 2049);
+        fv_case_free(c);
+    }
+    fv_case *c = norm_case(NORM_RMS_BACKWARD, FV_BF16, 2049, 4092, 0);
+    choice chosen;
+    choose_for(c, "H100", &chosen);
+    ck_assert_int_eq(chosen.params.vector, 4); /* 4092 = 4 * 1023 */
+    fv_case_free(c);
+}
+END_TEST
+
+static Suite *persistent_suite(void)
+{
+    Suite *suite = suite_create("persistent");
+    TCase *tcase = tcase_create("persistent");
+    tcase_set_timeout(tcase, 60);
+    tcase_add_test(tcase, seed_000_thunder_layer_norm_backward);
+    tcase_add_test(tcase, multi_wave_example_on_h100);
+    tcase_add_test(tcase, seed_001_shapes_fit_the_budgets);
+    tcase_add_test(tcase, large_rows_take_more_threads);
+    tcase_add_test(tcase, oversized_rows_fall_back);
+    tcase_add_test(tcase, forward_norms_are_inner_persistent);
+    tcase_add_test(tcase, irregular_sizes);
+    suite_add_tcase(suite, tcase);
+    return suite;
+}
+
+int main(void) { return fv_test_run_suite(persistent_suite()); }
