@@ -41,3 +41,40 @@ status_of() { rows "$1" | awk -v id="$2" '$1 == id { print $2 }'; }
 
 # Status numbers (src/service/result.h).
 STATUS_ERROR=2; STATUS_CRASH=3; STATUS_TIMEOUT=4; STATUS_COMPILED=7
+
+# clean_log FILE: no sanitizer report in FILE (the workers' stderr is in the
+# logs too, so a leak or an error in a worker shows up there).
+clean_log() {
+  ! grep -q -e 'ERROR: AddressSanitizer' -e 'ERROR: LeakSanitizer' -e 'runtime error:' "$1" ||
+    fail "sanitizer report in $(basename "$1"): $(grep -m1 -e Sanitizer -e 'runtime error:' "$1")"
+}
+
+# clean_logs DIR: clean_log for every DIR/*.log.
+clean_logs() {
+  local log
+  for log in "$1"/*.log; do
+    [ -f "$log" ] && clean_log "$log"
+  done
+  return 0
+}
+
+# children PID [NAME]: the processes whose parent is PID (and whose command
+# name is NAME), from /proc (no procps needed).
+children() {
+  local entry parent
+  for entry in /proc/[0-9]*; do
+    parent=$(sed 's/.*) //' "$entry/stat" 2> /dev/null | cut -d' ' -f2) || continue
+    [ "$parent" = "$1" ] || continue
+    [ -z "${2:-}" ] || [ "$(cat "$entry/comm" 2> /dev/null)" = "$2" ] || continue
+    echo "${entry#/proc/}"
+  done
+}
+
+# command_running PATTERN: a process whose command line matches PATTERN runs.
+command_running() {
+  local entry
+  for entry in /proc/[0-9]*; do
+    tr '\0' ' ' < "$entry/cmdline" 2> /dev/null | grep -q -e "$1" && return 0
+  done
+  return 1
+}

@@ -58,4 +58,5 @@ FV_FAULT="abort:$aborts,exit:$exits" \
 status=$?
 set -e
 check_faulty "$work/three.log" "$work/three.h5" "$status" "$aborts" "$exits"
+clean_logs "$work"
 echo "test_service_faults: crashes and a timeout recorded, workers replaced, other cases ran: ok"

@@ -50,13 +50,16 @@ expect_harness_failure() {
   set -e
   [ "$status" -eq 2 ] || { cat "$work/failure.log" >&2; fail "$label: exit status $status, not 2"; }
   ! grep -q -e '^compiled ' -e 'worker pid' "$work/failure.log" || fail "$label: cases ran"
+  clean_log "$work/failure.log"
 }
-expect_harness_failure "unwritable archive" "$tool" run tests/cases "${options[@]}" -o /proc/forbidden/run.h5
+expect_harness_failure "unwritable archive" \
+  "$tool" run tests/cases "${options[@]}" -o /proc/forbidden/run.h5
 grep -q "/proc/forbidden/run.h5" "$work/failure.log" || fail "the unwritable path is not named"
 expect_harness_failure "unwritable archive, 2 ranks" \
   mpi_run 2 "$tool" run tests/cases "${options[@]}" -o /proc/forbidden/run.h5
 expect_harness_failure "existing archive" "$tool" run tests/cases "${options[@]}" -o "$work/good.h5"
-grep -q -- "--resume" "$work/failure.log" || fail "the existing-archive error does not mention --resume"
+grep -q -- "--resume" "$work/failure.log" ||
+  fail "the existing-archive error does not mention --resume"
 expect_harness_failure "missing --resume archive" \
   "$tool" run tests/cases "${options[@]}" --resume "$work/none.h5"
 expect_harness_failure "-o and --resume differ" \
@@ -71,7 +74,8 @@ set +e
   cat > "$work/full.log"
 status=${PIPESTATUS[0]}
 set -e
-[ "$status" -eq 2 ] || { cat "$work/full.log" >&2; fail "a full disk gave exit status $status, not 2"; }
+[ "$status" -eq 2 ] ||
+  { cat "$work/full.log" >&2; fail "a full disk gave exit status $status, not 2"; }
 grep -q "no room for the next flush" "$work/full.log" || fail "the full disk is not reported"
 h5dump "$work/full.h5" > /dev/null || fail "h5dump cannot read the archive of the full disk"
 
@@ -79,5 +83,7 @@ set +e
 "$tool" worker --compile-only > "$work/worker.log" 2>&1 3>&-
 status=$?
 set -e
-[ "$status" -eq 2 ] && grep -q "started by" "$work/worker.log" || fail "a worker started by hand ran"
+[ "$status" -eq 2 ] && grep -q "started by" "$work/worker.log" ||
+  fail "a worker started by hand ran"
+clean_logs "$work"
 echo "test_service_inputs: error row for a malformed file, exit 2 before any case on bad paths: ok"

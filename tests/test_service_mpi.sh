@@ -20,12 +20,14 @@ mpi_run 3 "$tool" run --compile-only tests/cases -o "$work/three.h5" \
 three_status=$?
 set -e
 [ "$one_status" -eq 0 ] || { cat "$work/one.log" >&2; fail "one rank: exit status $one_status"; }
-[ "$three_status" -eq 0 ] || { cat "$work/three.log" >&2; fail "three ranks: exit status $three_status"; }
+[ "$three_status" -eq 0 ] ||
+  { cat "$work/three.log" >&2; fail "three ranks: exit status $three_status"; }
 
 cases=$(grep -c '^compiled ' "$work/one.log")
 [ "$cases" -ge 20 ] || fail "only $cases cases compiled in the one-rank run"
 h5dump "$work/three.h5" > /dev/null || fail "h5dump cannot read the 3-rank archive"
-[ "$(row_count "$work/three.h5")" -eq "$cases" ] || fail "3 ranks: $(row_count "$work/three.h5") rows for $cases cases"
+[ "$(row_count "$work/three.h5")" -eq "$cases" ] ||
+  fail "3 ranks: $(row_count "$work/three.h5") rows for $cases cases"
 rows "$work/one.h5" | sort > "$work/one.rows"
 rows "$work/three.h5" | sort > "$work/three.rows"
 [ "$(wc -l < "$work/three.rows")" -eq "$cases" ] || fail "rows could not be read back"
@@ -35,9 +37,11 @@ diff "$work/one.rows" "$work/three.rows" > /dev/null ||
 
 # Every rank started a worker, logged it, and has a /devices row.
 for rank in 0 1 2; do
-  grep -q "^rank $rank: .*worker pid [0-9]" "$work/three.log" || fail "rank $rank did not log its device"
+  grep -q "^rank $rank: .*worker pid [0-9]" "$work/three.log" ||
+    fail "rank $rank did not log its device"
 done
-devices=$(h5dump -H -d /devices "$work/three.h5" | grep -o 'DATASPACE  SIMPLE { ( [0-9]*' | grep -o '[0-9]*$')
+devices=$(h5dump -H -d /devices "$work/three.h5" | grep -o 'DATASPACE  SIMPLE { ( [0-9]*' |
+          grep -o '[0-9]*$')
 [ "$devices" -eq 3 ] || fail "/devices has $devices rows, not 3"
 [ "$(attribute "$work/three.h5" mpi_size)" -eq 3 ] || fail "mpi_size is not 3"
 [ "$(attribute "$work/three.h5" exit_status)" -eq 0 ] || fail "exit_status is not 0"
@@ -48,4 +52,5 @@ ranks=$(h5dump -d /results "$work/three.h5" | awk '
     /^   \([0-9]+\): \{/ { field = 0; inrow = 1; next }
     inrow { field++; if (field == 39) { gsub(/[ ,]/, ""); print; inrow = 0 } }' | sort -u | wc -l)
 [ "$ranks" -ge 2 ] || fail "all cases ran on one rank"
+clean_logs "$work"
 echo "test_service_mpi: $cases cases on 3 ranks ($ranks ranks worked), same rows as 1 rank: ok"

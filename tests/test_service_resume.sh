@@ -45,17 +45,20 @@ set +e
 wait "$pid"
 status=$?
 set -e
-[ "$status" -eq 143 ] || { cat "$work/cut.log" >&2; fail "SIGTERM gave exit status $status, not 143"; }
+[ "$status" -eq 143 ] ||
+  { cat "$work/cut.log" >&2; fail "SIGTERM gave exit status $status, not 143"; }
 h5dump "$work/cut.h5" > /dev/null || fail "h5dump cannot read the interrupted archive"
 cut_rows=$(row_count "$work/cut.h5")
-[ "$cut_rows" -ge 3 ] && [ "$cut_rows" -lt "$total" ] || fail "interrupted archive has $cut_rows of $total rows"
+[ "$cut_rows" -ge 3 ] && [ "$cut_rows" -lt "$total" ] ||
+  fail "interrupted archive has $cut_rows of $total rows"
 [ "$(attribute "$work/cut.h5" exit_status)" -eq 143 ] || fail "exit_status attribute is not 143"
 grep -q -- "--resume $work/cut.h5" "$work/cut.log" || fail "no hint to resume"
-[ -z "$(pgrep -f "fuservalidate worker.*--parent-pid=$pid" || true)" ] || fail "a worker outlived its rank"
+! command_running "fuservalidate worker.*--parent-pid=$pid " || fail "a worker outlived its rank"
 
 "$tool" run tests/cases "${options[@]}" --resume "$work/cut.h5" > "$work/resume.log" 2>&1 ||
   { cat "$work/resume.log" >&2; fail "--resume failed"; }
-grep -q "resuming: $cut_rows cases already finished" "$work/resume.log" || fail "resume did not say what it skips"
+grep -q "resuming: $cut_rows cases already finished" "$work/resume.log" ||
+  fail "resume did not say what it skips"
 check_resumed "$work/cut.h5" "one process"
 [ "$(attribute "$work/cut.h5" resume_count)" -eq 1 ] || fail "resume_count is not 1"
 [ "$(attribute "$work/cut.h5" exit_status)" -eq 0 ] || fail "exit_status after resume is not 0"
@@ -72,21 +75,26 @@ FV_FAULT='sleep=0.3:*' mpi_run 3 "$tool" run tests/cases "${options[@]}" -o "$wo
     > "$work/mpi.log" 2>&1 &
 pid=$!
 wait_for_cases "$work/mpi.log" 3 "$pid"
-launcher=$(pgrep -P "$pid" -x mpirun || echo "$pid")   # $pid may be the subshell of mpi_run
-for rank_pid in $(pgrep -P "$launcher"); do kill -TERM "$rank_pid"; done
+launcher=$(children "$pid" mpirun)   # $pid is the subshell that runs mpi_run
+for rank_pid in $(children "${launcher:-$pid}"); do kill -TERM "$rank_pid"; done
 set +e
 wait "$pid"
 status=$?
 set -e
-[ "$status" -eq 143 ] || { cat "$work/mpi.log" >&2; fail "3 ranks: SIGTERM gave exit status $status"; }
+[ "$status" -eq 143 ] ||
+  { cat "$work/mpi.log" >&2; fail "3 ranks: SIGTERM gave exit status $status"; }
 h5dump "$work/mpi.h5" > /dev/null || fail "h5dump cannot read the interrupted 3-rank archive"
 mpi_rows=$(row_count "$work/mpi.h5")
 [ "$mpi_rows" -lt "$total" ] || fail "the 3-rank run was not interrupted"
 [ "$(attribute "$work/mpi.h5" exit_status)" -eq 143 ] || fail "3 ranks: exit_status is not 143"
 set +e
-mpi_run 3 "$tool" run tests/cases "${options[@]}" --resume "$work/mpi.h5" > "$work/mpi-resume.log" 2>&1
+mpi_run 3 "$tool" run tests/cases "${options[@]}" --resume "$work/mpi.h5" \
+    > "$work/mpi-resume.log" 2>&1
 status=$?
 set -e
-[ "$status" -eq 0 ] || { cat "$work/mpi-resume.log" >&2; fail "3-rank --resume: exit status $status"; }
+[ "$status" -eq 0 ] ||
+  { cat "$work/mpi-resume.log" >&2; fail "3-rank --resume: exit status $status"; }
 check_resumed "$work/mpi.h5" "three ranks"
-echo "test_service_resume: stopped at $cut_rows and $mpi_rows of $total rows, resumed to exactly $total: ok"
+clean_logs "$work"
+echo "test_service_resume: stopped at $cut_rows and $mpi_rows of $total rows," \
+     "resumed to exactly $total: ok"

@@ -53,15 +53,21 @@ static int32_t take_case(coordinator *c)
     return c->plan->order[c->next++];
 }
 
+/* The next case, now held by `rank`. */
+static void take_assignment(coordinator *c, int rank, fv_assignment *assignment)
+{
+    int32_t index = take_case(c);
+    c->owner[index] = rank;
+    fv_assignment_from_case(c->plan->cases[index], index, assignment);
+}
+
 /* Hands the next chunk to `rank` as CASE frames in `frames`; *given cases. */
 static void give_chunk(coordinator *c, int rank, fv_text *frames, int32_t *given)
 {
     int32_t chunk = fv_queue_chunk(cases_left(c), c->session->mpi.size);
     for (*given = 0; *given < chunk; (*given)++) {
-        int32_t index = take_case(c);
-        c->owner[index] = rank;
         fv_assignment assignment;
-        fv_assignment_from_case(c->plan->cases[index], index, &assignment);
+        take_assignment(c, rank, &assignment);
         fv_assignment_put(frames, &assignment);
     }
 }
@@ -173,26 +179,12 @@ static fv_status own_step(coordinator *c, bool *busy, bool *interrupted)
 {
     fv_run_executor *executor = c->executor;
     if (fv_run_executor_idle(executor) && cases_left(c) > 0) {
-        fv_text frames = {0};
-        int32_t given = 0;
-        give_chunk(c, 0, &frames, &given);
-        fv_status status = fv_text_status(&frames);
-        size_t offset = 0;
-        for (;;) {
-            fv_wire_frame frame;
-            bool complete = false;
-            if (status == FV_OK)
-                status = fv_wire_next((const uint8_t *)fv_text_str(&frames), frames.length,
-                                      &offset, &frame, &complete);
-            if (status != FV_OK || !complete)
-                break;
+        int32_t chunk = fv_queue_chunk(cases_left(c), c->session->mpi.size);
+        for (int32_t i = 0; i < chunk; i++) {
             fv_assignment assignment;
-            status = fv_assignment_take(&frame, &assignment);
-            if (status == FV_OK)
-                status = fv_run_executor_push(executor, &assignment);
+            take_assignment(c, 0, &assignment);
+            FV_TRY(fv_run_executor_push(executor, &assignment));
         }
-        fv_text_free(&frames);
-        FV_TRY(status);
     }
     if (fv_run_executor_idle(executor))
         return FV_OK;

@@ -448,6 +448,7 @@ int fv_command_worker(const fv_options *options)
     }
     if (!watch_parent(options->parent_pid))
         return 2;
+    close_range(RESPONSE_FD + 1, ~0U, 0); /* nothing of the rank's (MPI's sockets...) */
     worker_state w = {.options = options};
     fv_status status = open_worker(&w);
     if (status == FV_OK)
