@@ -1,7 +1,8 @@
 /* check_archive.c: tests of the HDF5 result archive (service/archive.h):
  * column coverage of the mirrored structs, round trips of rows, samples,
  * devices, kernels and provenance, resume, durability after SIGKILL, write
- * failures, and the errors of unusable paths and foreign files. */
+ * failures (a flush that does not fit is refused before it writes), and the
+ * errors of unusable paths and foreign files. */
 #include <check.h>
 #include <errno.h>
 #include <signal.h>
@@ -714,6 +715,87 @@ START_TEST(test_write_failure_reported)
 }
 END_TEST
 
+/* Child of the full-disk test: ten rows are flushed, then the file may grow
+ * by only 64 KiB (RLIMIT_FSIZE, as a full disk).  The next flush must be
+ * refused (FV_ERR_IO, naming the path) before HDF5 writes any of it, and so
+ * must the close.  Exits 0 if all of that holds. */
+static void refuse_flush_past_limit(const char *path)
+{
+    fv_archive_provenance provenance = make_provenance();
+    fv_archive *archive = NULL;
+    if (fv_archive_create(path, &provenance, &archive) != FV_OK)
+        _exit(3);
+    for (int row = 0; row < 10; row++) {
+        fv_result result = make_result(row);
+        double samples[MAX_TEST_SAMPLES];
+        if (fv_archive_append(archive, &result, samples, samples_of(row, samples)) != FV_OK)
+            _exit(4);
+    }
+    struct stat info;
+    if (fv_archive_flush(archive) != FV_OK || stat(path, &info) != 0 ||
+        signal(SIGXFSZ, SIG_IGN) == SIG_ERR)
+        _exit(5);
+    struct rlimit limit = {.rlim_cur = (rlim_t)info.st_size + 64 * 1024,
+                           .rlim_max = RLIM_INFINITY};
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0)
+        _exit(6);
+    for (int row = 10; row < 110; row++) {
+        fv_result result = make_result(row);
+        double samples[MAX_TEST_SAMPLES];
+        if (fv_archive_append(archive, &result, samples, samples_of(row, samples)) != FV_OK)
+            _exit(7);
+    }
+    if (fv_archive_flush(archive) != FV_ERR_IO || strstr(fv_error_message(), path) == NULL ||
+        strstr(fv_error_message(), "no room") == NULL)
+        _exit(8);
+    if (fv_archive_close(archive, 0) == FV_OK)
+        _exit(9);
+    _exit(0);
+}
+
+/* A flush that does not fit leaves the archive as the last flush wrote it. */
+START_TEST(test_full_disk_keeps_last_flush)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s", fv_test_path("full-disk.h5"));
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0)
+        refuse_flush_past_limit(path);
+    int status = 0;
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "the writer past its file size limit failed check %d (status %#x)",
+                  WIFEXITED(status) ? WEXITSTATUS(status) : -1, status);
+    fv_archive_reader *reader = open_reader(path);
+    ck_assert_int_eq(fv_archive_row_count(reader), 10);
+    check_rows(reader, 10);
+    fv_archive_provenance provenance;
+    fv_archive_read_provenance(reader, &provenance);
+    ck_assert_int_eq(provenance.exit_status, -1); /* the close could not write it */
+    fv_archive_close_read(reader);
+}
+END_TEST
+
+/* A flush gives back the space it reserved but did not use. */
+START_TEST(test_flush_leaves_no_reserve_behind)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s", fv_test_path("trimmed.h5"));
+    fv_archive *archive = create_archive(path);
+    append_rows(archive, 0, 5);
+    FV_ASSERT_OK(fv_archive_flush(archive));
+    struct stat flushed;
+    ck_assert_int_eq(stat(path, &flushed), 0);
+    ck_assert_int_lt(flushed.st_size, 512 * 1024); /* 5 rows, not the 1 MiB reserve */
+    FV_ASSERT_OK(fv_archive_close(archive, 0));
+    fv_archive_reader *reader = open_reader(path);
+    ck_assert_int_eq(fv_archive_row_count(reader), 5);
+    check_rows(reader, 5);
+    fv_archive_close_read(reader);
+}
+END_TEST
+
 /* ------------------------------------------------------- errors at open */
 
 START_TEST(test_create_fails_early_for_unusable_paths)
@@ -913,6 +995,8 @@ static Suite *make_suite(void)
     tcase_set_timeout(durability, 60);
     tcase_add_test(durability, test_sigkill_after_flush);
     tcase_add_test(durability, test_write_failure_reported);
+    tcase_add_test(durability, test_full_disk_keeps_last_flush);
+    tcase_add_test(durability, test_flush_leaves_no_reserve_behind);
     suite_add_tcase(suite, durability);
 
     TCase *errors = tcase_create("errors");

@@ -25,7 +25,9 @@ enum {
     DEVICE_CHUNK_ROWS = 16,    /* 4 KiB */
     PENDING_DEVICES = 1024,
     PENDING_KERNELS = 1024,
-    MAX_KERNEL_SOURCE_BYTES = 64 << 20 /* a larger source is not one of ours */
+    MAX_KERNEL_SOURCE_BYTES = 64 << 20, /* a larger source is not one of ours */
+    FLUSH_RESERVE_PER_KERNEL = 4096,    /* a kernel dataset's header and attributes */
+    FLUSH_RESERVE_SLACK = 1 << 20       /* HDF5 metadata written by any flush */
 };
 
 #define KERNELS_GROUP "kernels"
@@ -1049,6 +1051,69 @@ static fv_status write_pending(fv_archive *archive)
     return FV_OK;
 }
 
+/* Bytes the next flush may write past the file's current end of allocation:
+ * the pending records and sources, a partly filled chunk of each table
+ * rewritten, and room for HDF5's metadata (indexes, headers, heaps). */
+static uint64_t flush_reserve_bytes(const fv_archive *archive)
+{
+    uint64_t bytes = (uint64_t)archive->row_count * sizeof(fv_result) +
+                     (uint64_t)archive->sample_count * sizeof(sample_record) +
+                     (uint64_t)archive->device_count * sizeof(fv_archive_device) +
+                     (uint64_t)archive->kernel_bytes +
+                     (uint64_t)archive->kernel_count * FLUSH_RESERVE_PER_KERNEL;
+    for (int t = 0; t < TABLE_COUNT; t++)
+        bytes += tables[t].chunk_rows * tables[t].record_size;
+    return bytes + bytes / 4 + FLUSH_RESERVE_SLACK;
+}
+
+/* Makes the file system give the next flush its blocks before HDF5 writes
+ * any of it.  A flush that fails half-way (a full disk, a quota, a file-size
+ * limit) could leave metadata pointing at blocks that were never written;
+ * failing here instead leaves the file exactly as the last flush left it.
+ * The reserved bytes beyond HDF5's end of allocation are zeros, which
+ * readers ignore and which a clean close truncates. */
+static fv_status reserve_flush_space(fv_archive *archive)
+{
+    haddr_t end = 0;
+    FV_H5_CHECK(H5Fget_eoa(archive->layout.file, &end), archive->path,
+                "reading the end of the archive");
+    uint64_t bytes = flush_reserve_bytes(archive);
+    if (end > (haddr_t)INT64_MAX || bytes > (uint64_t)INT64_MAX - end)
+        FV_FAIL(FV_ERR_INTERNAL, "result archive %s would grow past 2^63 bytes", archive->path);
+    int descriptor = open(archive->path, O_WRONLY | O_CLOEXEC);
+    if (descriptor < 0)
+        FV_FAIL(FV_ERR_IO, "cannot open result archive %s to reserve space: %s", archive->path,
+                strerror(errno));
+    int reserved = posix_fallocate(descriptor, (off_t)end, (off_t)bytes);
+    close(descriptor);
+    if (reserved != 0)
+        FV_FAIL(FV_ERR_IO, "no room for the next flush of result archive %s (%llu bytes): %s; "
+                "the archive keeps what its last flush wrote", archive->path,
+                (unsigned long long)bytes, strerror(reserved));
+    return FV_OK;
+}
+
+/* After a flush: gives back what the reservation did not use, so the file
+ * ends where HDF5's allocation ends.  Best effort: trailing zeros are
+ * harmless, so a failure here is ignored. */
+static void release_flush_space(fv_archive *archive)
+{
+    haddr_t end = 0;
+    if (H5Fget_eoa(archive->layout.file, &end) < 0 || end > (haddr_t)INT64_MAX) {
+        H5Eclear2(H5E_DEFAULT);
+        return;
+    }
+    int descriptor = open(archive->path, O_WRONLY | O_CLOEXEC);
+    if (descriptor < 0)
+        return;
+    struct stat info;
+    if (fstat(descriptor, &info) == 0 && info.st_size > (off_t)end &&
+        ftruncate(descriptor, (off_t)end) != 0) {
+        /* ignored: the zeros stay */
+    }
+    close(descriptor);
+}
+
 static fv_status refuse_after_failure(const fv_archive *archive)
 {
     if (archive->failure != FV_OK)
@@ -1062,9 +1127,13 @@ fv_status fv_archive_flush(fv_archive *archive)
     FV_TRY(refuse_after_failure(archive));
     if (!has_pending(archive))
         return FV_OK;
-    fv_status status = write_pending(archive);
+    fv_status status = reserve_flush_space(archive);
+    if (status == FV_OK)
+        status = write_pending(archive);
     if (status == FV_OK)
         status = sync_file(archive);
+    if (status == FV_OK)
+        release_flush_space(archive);
     if (status != FV_OK) {
         archive->failure = status;
         fv_error_trace(__FILE__, __LINE__);

@@ -16,6 +16,8 @@ static void print_usage(FILE *stream)
             "       fuservalidate compare OLD.h5 NEW.h5 [--threshold PERCENT] [--alpha A]\n"
             "                             [--junit FILE]   regressions of NEW against OLD\n"
             "       fuservalidate --version\n"
+            "       (under mpirun or srun, every rank runs the same command; rank 0 hands out\n"
+            "       the cases and writes the archive)\n"
             "options:\n"
             "  --refs DIR             reference store (default $FV_REFS_DIR or\n"
             "                         ~/.cache/fuservalidate/refs)\n"
@@ -34,7 +36,14 @@ static void print_usage(FILE *stream)
             "  --repeats N, --warmup N  timed and untimed runs per case (default 20, 3)\n"
             "  --kernel-cache DIR     cubin cache (default $FV_KERNEL_CACHE or\n"
             "                         ~/.cache/fuservalidate/kernels); --no-kernel-cache\n"
-            "exit status: 0 all passed, 1 some case failed, 2 the harness failed\n");
+            "  --timeout SECONDS      per case; a worker past it is killed, the case is a\n"
+            "                         timeout (default 600)\n"
+            "  --resume ARCHIVE       finish an interrupted run: cases with a row are not run\n"
+            "                         again, the others are appended to ARCHIVE\n"
+            "  --baseline OLD.h5      an earlier archive (its durations order the cases)\n"
+            "  --junit FILE           JUnit XML report\n"
+            "exit status: 0 all passed, 1 some case failed, crashed or timed out,\n"
+            "             2 the harness failed, 130/143 stopped by SIGINT/SIGTERM\n");
 }
 
 int fv_cli_main(int argc, char **argv)
@@ -53,7 +62,7 @@ int fv_cli_main(int argc, char **argv)
     const char *command = "run";
     int skip = 1;
     if (argc >= 2 && (strcmp(argv[1], "run") == 0 || strcmp(argv[1], "show") == 0 ||
-                      strcmp(argv[1], "refs") == 0)) {
+                      strcmp(argv[1], "refs") == 0 || strcmp(argv[1], "worker") == 0)) {
         command = argv[1];
         skip = 2;
     }
@@ -81,6 +90,8 @@ int fv_cli_main(int argc, char **argv)
         exit_code = fv_command_show(&options);
     else if (strcmp(command, "refs") == 0)
         exit_code = fv_command_refs(&options);
+    else if (strcmp(command, "worker") == 0)
+        exit_code = fv_command_worker(&options);
     else
         exit_code = fv_command_run(&options, argc, argv);
     free(arguments);

@@ -29,6 +29,12 @@ enum {
     OPTION_IR,
     OPTION_SEGMENTS,
     OPTION_CUDA,
+    OPTION_TIMEOUT,
+    OPTION_RESUME,
+    OPTION_BASELINE,
+    OPTION_JUNIT,
+    OPTION_LOCAL_RANK,
+    OPTION_PARENT_PID,
 };
 
 static const struct option long_options[] = {
@@ -52,6 +58,12 @@ static const struct option long_options[] = {
     {"ir", no_argument, NULL, OPTION_IR},
     {"segments", no_argument, NULL, OPTION_SEGMENTS},
     {"cuda", no_argument, NULL, OPTION_CUDA},
+    {"timeout", required_argument, NULL, OPTION_TIMEOUT},
+    {"resume", required_argument, NULL, OPTION_RESUME},
+    {"baseline", required_argument, NULL, OPTION_BASELINE},
+    {"junit", required_argument, NULL, OPTION_JUNIT},
+    {"local-rank", required_argument, NULL, OPTION_LOCAL_RANK},
+    {"parent-pid", required_argument, NULL, OPTION_PARENT_PID},
     {NULL, 0, NULL, 0},
 };
 
@@ -89,6 +101,29 @@ static bool parse_count(const char *text, int *count)
     return true;
 }
 
+/* Seconds: a positive number up to a week. */
+static bool parse_seconds(const char *text, double *seconds)
+{
+    char *end;
+    errno = 0;
+    double value = strtod(text, &end);
+    if (errno != 0 || end == text || *end != '\0' || !(value > 0) || value > 7 * 86400.0)
+        return false;
+    *seconds = value;
+    return true;
+}
+
+static bool parse_pid(const char *text, long *pid)
+{
+    char *end;
+    errno = 0;
+    long value = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || value < 0 || value > 0x7fffffffL)
+        return false;
+    *pid = value;
+    return true;
+}
+
 static const char *default_refs_dir(void)
 {
     static char buffer[1024];
@@ -111,6 +146,7 @@ fv_status fv_options_parse(const char *command, int argc, char **argv, fv_option
     options->tolerance = FV_TOLERANCE_BOUND;
     options->repeats = 20;
     options->warmup = 3;
+    options->timeout_s = 600;
     optind = 1;
     opterr = 0;
     int option;
@@ -161,6 +197,21 @@ fv_status fv_options_parse(const char *command, int argc, char **argv, fv_option
         case OPTION_IR: options->show_ir = true; break;
         case OPTION_SEGMENTS: options->show_segments = true; break;
         case OPTION_CUDA: options->show_cuda = true; break;
+        case OPTION_TIMEOUT:
+            if (!parse_seconds(optarg, &options->timeout_s))
+                FV_FAIL(FV_ERR_USAGE, "--timeout needs a number of seconds, not '%s'", optarg);
+            break;
+        case OPTION_RESUME: options->resume = optarg; break;
+        case OPTION_BASELINE: options->baseline = optarg; break;
+        case OPTION_JUNIT: options->junit = optarg; break;
+        case OPTION_LOCAL_RANK:
+            if (!parse_count(optarg, &options->local_rank))
+                FV_FAIL(FV_ERR_USAGE, "--local-rank needs a rank, not '%s'", optarg);
+            break;
+        case OPTION_PARENT_PID:
+            if (!parse_pid(optarg, &options->parent_pid))
+                FV_FAIL(FV_ERR_USAGE, "--parent-pid needs a process id, not '%s'", optarg);
+            break;
         case ':':
             FV_FAIL(FV_ERR_USAGE, "%s needs a value", argv[optind - 1]);
         default:

@@ -11,7 +11,7 @@
 #include "validate/compare.h"
 
 typedef struct fv_options {
-    const char *command;        /* "run", "show", "refs", "compare" */
+    const char *command;        /* "run", "show", "refs", "worker" */
     const char **paths;         /* positional arguments */
     int path_count;
     const char *refs_dir;       /* reference store directory */
@@ -31,6 +31,12 @@ typedef struct fv_options {
     const char *kernel_cache;   /* cubin cache directory, or NULL for the default */
     bool no_kernel_cache;
     bool show_ir, show_segments, show_cuda; /* show: the parts asked for (none = all) */
+    double timeout_s;           /* run: per-case limit, seconds (default 600) */
+    const char *resume;         /* run: archive of an interrupted run to complete, or NULL */
+    const char *baseline;       /* run: archive of an earlier run to compare with, or NULL */
+    const char *junit;          /* run: JUnit XML file to write, or NULL */
+    int local_rank;             /* worker: the rank's index on its node (picks the GPU) */
+    long parent_pid;            /* worker: the rank's pid; 0 = do not check */
 } fv_options;
 
 /* Parses argv (after the sub-command) into *options.  FV_ERR_USAGE with a

@@ -1,58 +1,90 @@
-/* run_command.c: `fuservalidate [run] PATH...` in one process: every case
- * through the pipeline, one line per case, every result in the archive, and
- * a summary per family and dtype.  Without a GPU the first line says so and
- * the run proceeds as --compile-only (unless --require-gpu). */
-#include <math.h>
+/* run_command.c: `fuservalidate [run] PATH...`, which every rank of an MPI
+ * job runs (or one process alone, without a launcher).  Rank 0 collects the
+ * cases, creates the archive (or reopens it with --resume) before any case
+ * runs, and orders the cases longest first; every rank starts its GPU worker
+ * and reports it to rank 0, which records the devices; then rank 0
+ * coordinates (run_coordinator.c) and the others follow (run_follower.c).
+ * No rank initializes CUDA: the workers do.  Exit status: 0 every case
+ * passed, 1 some case failed, crashed or timed out, 2 the harness failed,
+ * 130 / 143 stopped by SIGINT / SIGTERM (the archive keeps every finished
+ * case; --resume completes it). */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/nvrtc.h"
-#include "service/archive.h"
 #include "service/commands.h"
 #include "service/pipeline.h"
+#include "service/queue.h"
+#include "service/run_internal.h"
+#include "service/signals.h"
 
-enum { FLUSH_ROWS = 32 };
+enum {
+    READ_BLOCK_ROWS = 256,
+    MAX_WORKER_ARGUMENTS = 40,
+};
 
-typedef struct run_state {
-    const fv_options *options;
-    fv_rt_driver *driver;
-    fv_rt_cache *kernel_cache;
-    fv_store *store;
-    fv_pipeline *pipeline;
-    fv_archive *archive;
-    bool compile_only;
-    fv_device table_device;
-    fv_result *results;          /* kept for the summary */
-    int32_t result_count, result_capacity;
-    int64_t pending_rows;
-    double last_flush;
-} run_state;
+#define MIN_START_TIMEOUT_SECONDS 60.0
+#define MPI_CLOSE_WAIT_SECONDS 10.0
 
-static double wall_seconds(void)
+/* ======================================================================
+ * CI outputs hook: --junit FILE and --baseline OLD.h5 (issue 5: JUnit,
+ * baseline statistics and `compare`).  OWNED BY THE CI-OUTPUTS WORK, which
+ * calls fv_junit_write and the baseline comparison (fv_compare_...) from
+ * write_ci_outputs.  For now the run only records the paths here.
+ *
+ * write_ci_outputs is called on rank 0 once the cases are over (exit status
+ * 0, 1, 130 or 143), before the archive is closed, with every row of the run
+ * (after --resume, the earlier sessions' rows too).  It may raise
+ * *exit_status from 0 to 1 (a regression); it returns a harness failure as
+ * a status, and the run then exits 2.  (--baseline is also read by the run
+ * itself, for the durations that order the cases.)
+ * ====================================================================== */
+typedef struct ci_outputs {
+    const char *junit_path;      /* --junit FILE, or NULL */
+    const char *baseline_path;   /* --baseline OLD.h5, or NULL */
+    const char *archive_path;    /* this run's archive */
+} ci_outputs;
+
+static fv_status write_ci_outputs(const ci_outputs *outputs, const fv_result *results,
+                                  int32_t count, int *exit_status)
 {
-    struct timespec time;
-    clock_gettime(CLOCK_MONOTONIC, &time);
-    return (double)time.tv_sec + 1e-9 * (double)time.tv_nsec;
-}
-
-/* ------------------------------------------------------------ set-up */
-
-/* The built-in device for compile-only work: --device, else the --arch's
- * family (sm_100a: B200), else H100. */
-static fv_status choose_table_device(const fv_options *options, fv_device *device)
-{
-    const char *name = options->device;
-    int major = 9, minor = 0;
-    if (name == NULL && options->arch != NULL && fv_sched_parse_arch(options->arch, &major, &minor))
-        name = major >= 10 ? "B200" : "H100";
-    FV_TRY(fv_sched_device_from_table(name ? name : "H100", device));
-    if (options->arch != NULL)
-        snprintf(device->arch, sizeof device->arch, "%s", options->arch);
+    (void)outputs;
+    (void)results;
+    (void)count;
+    (void)exit_status;
     return FV_OK;
 }
+/* ================================================ end of the CI outputs hook */
+
+/* What a rank reports after starting its worker (gathered on rank 0). */
+typedef struct startup_report {
+    int32_t ok;
+    char message[512];         /* why the worker did not start */
+    fv_worker_hello hello;
+} startup_report;
+
+typedef struct run_state {
+    fv_run_session session;
+    fv_run_executor executor;
+    ci_outputs ci;
+    /* rank 0 only */
+    fv_run_recorder recorder;
+    char archive_path[1024];
+    fv_case_list list;          /* every collected case and file error */
+    fv_case **selected;         /* cases that pass the filter */
+    int32_t selected_count;
+    fv_case **pending;          /* of those, the ones this session runs */
+    int32_t pending_count;
+    int32_t *order;             /* indices into pending, longest first */
+    fv_queue_history finished;  /* case ids with a row already (--resume) */
+    fv_queue_history durations; /* from --baseline and --resume rows */
+    bool archive_created;       /* fv_archive_create made the file (not --resume) */
+} run_state;
+
+/* ------------------------------------------------------------ archives */
 
 static void default_archive_path(char *path, size_t size)
 {
@@ -72,302 +104,520 @@ static char *joined_command_line(int argc, char **argv)
     return fv_text_take(&text);
 }
 
-static fv_status open_archive(run_state *s, const char *path, int argc, char **argv)
+/* Reads every row of an archive: for --resume (the rows already there) and
+ * --baseline (their durations).  *rows is a new array. */
+static fv_status read_rows(const char *path, fv_result **rows, int64_t *count)
 {
-    char nvrtc[32] = "", driver[32] = "", host[64] = "";
-    int major = 0, minor = 0;
-    if (fv_rt_nvrtc_version(&major, &minor) == FV_OK)
-        snprintf(nvrtc, sizeof nvrtc, "%d.%d", major, minor);
-    if (s->driver != NULL) {
-        int version = fv_rt_driver_version(s->driver);
-        snprintf(driver, sizeof driver, "%d.%d", version / 1000, (version % 1000) / 10);
+    fv_archive_reader *reader = NULL;
+    FV_TRY(fv_archive_open_read(path, &reader));
+    int64_t total = fv_archive_row_count(reader);
+    fv_result *read = malloc(sizeof *read * (size_t)(total > 0 ? total : 1));
+    fv_status status = FV_OK;
+    if (read == NULL)
+        status = fv_error_raise(FV_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+    for (int64_t first = 0; status == FV_OK && first < total; first += READ_BLOCK_ROWS) {
+        int64_t block = total - first < READ_BLOCK_ROWS ? total - first : READ_BLOCK_ROWS;
+        status = fv_archive_read_rows(reader, first, block, read + first);
     }
+    fv_archive_close_read(reader);
+    if (status != FV_OK) {
+        free(read);
+        fv_error_prefix("reading %s", path);
+        return status;
+    }
+    *rows = read;
+    *count = total;
+    return FV_OK;
+}
+
+/* --resume: the rows already there are the finished cases.  Every row is
+ * final: a stopped run writes no row for a case it did not finish. */
+static fv_status load_resumed_rows(run_state *s, const char *path)
+{
+    fv_result *rows = NULL;
+    int64_t count = 0;
+    FV_TRY(read_rows(path, &rows, &count));
+    fv_status status = FV_OK;
+    for (int64_t i = 0; i < count && status == FV_OK; i++) {
+        status = fv_queue_history_add(&s->finished, rows[i].case_id, 0);
+        if (status == FV_OK)
+            status = fv_queue_history_add(&s->durations, rows[i].case_id, rows[i].wall_ms);
+        if (status == FV_OK)
+            status = fv_run_recorder_keep(&s->recorder, &rows[i]);
+    }
+    free(rows);
+    return status;
+}
+
+static fv_status load_baseline_durations(run_state *s, const char *path)
+{
+    fv_result *rows = NULL;
+    int64_t count = 0;
+    FV_TRY(read_rows(path, &rows, &count));
+    fv_status status = FV_OK;
+    for (int64_t i = 0; i < count && status == FV_OK; i++)
+        if (fv_queue_history_find(&s->durations, rows[i].case_id) < 0)
+            status = fv_queue_history_add(&s->durations, rows[i].case_id, rows[i].wall_ms);
+    free(rows);
+    return status;
+}
+
+static fv_status open_archive(run_state *s, int argc, char **argv)
+{
+    const fv_options *options = s->session.options;
+    if (options->resume != NULL) {
+        FV_TRY(fv_archive_open_append(s->archive_path, &s->recorder.archive));
+        return FV_OK;
+    }
+    char host[64] = "";
     gethostname(host, sizeof host);
+    host[sizeof host - 1] = '\0';
     char *command = joined_command_line(argc, argv);
     fv_archive_provenance provenance = {
         .tool_version = FV_VERSION, .git_revision = FV_GIT_REVISION,
-        .command_line = command ? command : "", .mpi_size = 1, .hosts = host,
-        .driver_version = driver, .nvrtc_version = nvrtc,
-        .tolerance_policy = fv_tolerance_name(s->options->tolerance),
-        .mode = s->compile_only ? "compile-only" : "run"};
-    fv_status status = fv_archive_create(path, &provenance, &s->archive);
+        .command_line = command ? command : "", .mpi_size = s->session.mpi.size,
+        .hosts = host, .tolerance_policy = fv_tolerance_name(options->tolerance),
+        .mode = options->compile_only ? "compile-only" : "run"};
+    fv_status status = fv_archive_create(s->archive_path, &provenance, &s->recorder.archive);
     free(command);
-    return status;
-}
-
-static fv_status record_device(run_state *s)
-{
-    const fv_rt_device_info *gpu = fv_pipeline_gpu(s->pipeline);
-    fv_archive_device device = {0};
-    gethostname(device.host, sizeof device.host);
-    if (gpu != NULL) {
-        snprintf(device.gpu_name, sizeof device.gpu_name, "%s", gpu->name);
-        snprintf(device.gpu_uuid, sizeof device.gpu_uuid, "%s", gpu->uuid);
-        snprintf(device.pci_bus_id, sizeof device.pci_bus_id, "%s", gpu->pci_bus_id);
-        device.compute_major = gpu->compute_major;
-        device.compute_minor = gpu->compute_minor;
-        device.sm_count = gpu->sm_count;
-        device.memory_bytes = (int64_t)gpu->total_memory;
-        device.copy_bandwidth_gbs = fv_pipeline_copy_bandwidth(s->pipeline);
-    } else {
-        const fv_device *table = fv_pipeline_device(s->pipeline);
-        snprintf(device.gpu_name, sizeof device.gpu_name, "%s", table->name);
-        device.compute_major = table->major;
-        device.compute_minor = table->minor;
-        device.sm_count = table->sm_count;
-    }
-    return fv_archive_add_device(s->archive, &device);
-}
-
-/* -------------------------------------------------------------- cases */
-
-static void store_kernel(void *context, const fv_kernel_plan *kernel,
-                         const fv_rt_kernel_resources *resources, const char *arch)
-{
-    run_state *s = context;
-    fv_status status = fv_archive_add_kernel(
-        s->archive, kernel->hash, kernel->source, arch, resources->registers,
-        resources->spill_store_bytes + resources->spill_load_bytes,
-        resources->static_shared_bytes + kernel->launch.dynamic_shared_bytes,
-        kernel->segment->scheduler->name);
-    if (status != FV_OK)
-        fprintf(stderr, "fuservalidate: could not store kernel %s: %s\n", kernel->name,
-                fv_error_message());
-}
-
-static void print_result(const fv_result *r)
-{
-    printf("%-11s %-46s %d kernel%s", fv_result_status_name((fv_result_status)r->status),
-           r->case_id, (int)r->segment_count, r->segment_count == 1 ? " " : "s");
-    if (r->status == FV_RESULT_PASS || (r->status == FV_RESULT_FAIL && r->repeats > 0))
-        printf("  %8.4f ms  %5.2f TB/s  %5.1f%% of copy  worst %.2f of allowed  %d regs %d spills",
-               r->time_median_ms, r->bandwidth_gbs / 1000, r->percent_of_copy, r->worst_ratio,
-               (int)r->registers, (int)r->spill_bytes);
-    else if (r->status == FV_RESULT_COMPILED)
-        printf("  %d registers, %d spill bytes, %d cached of %d", (int)r->registers,
-               (int)r->spill_bytes, (int)r->cache_hits, (int)r->kernels);
-    if (r->message[0])
-        printf("\n            %s: %s", r->stage, r->message);
-    printf("\n");
-    fflush(stdout);
-}
-
-static fv_status keep_result(run_state *s, const fv_result *result)
-{
-    if (s->result_count == s->result_capacity) {
-        int32_t capacity = s->result_capacity ? 2 * s->result_capacity : 64;
-        fv_result *grown = realloc(s->results, sizeof *grown * (size_t)capacity);
-        FV_CHECK_ALLOC(grown);
-        s->results = grown;
-        s->result_capacity = capacity;
-    }
-    s->results[s->result_count++] = *result;
+    FV_TRY(status);
+    s->archive_created = true;
     return FV_OK;
 }
 
-static fv_status record(run_state *s, const fv_result *result, const double *samples, int count)
+/* ------------------------------------------------------ rank 0: cases */
+
+static bool already_finished(run_state *s, const char *case_id)
 {
-    print_result(result);
-    FV_TRY(keep_result(s, result));
-    FV_TRY(fv_archive_append(s->archive, result, samples, count));
-    if (++s->pending_rows >= FLUSH_ROWS || wall_seconds() - s->last_flush > 2.0) {
-        FV_TRY(fv_archive_flush(s->archive));
-        s->pending_rows = 0;
-        s->last_flush = wall_seconds();
-    }
-    return FV_OK;
+    return fv_queue_history_find(&s->finished, case_id) >= 0;
 }
 
-static fv_status record_file_errors(run_state *s, const fv_case_list *list)
+/* The cases without a row yet, longest first. */
+static fv_status plan_cases(run_state *s)
 {
-    for (int32_t i = 0; i < list->error_count; i++) {
-        const fv_case_error *error = &list->errors[i];
-        char id[192];
-        snprintf(id, sizeof id, "%s/error", error->family);
-        fv_result result;
-        fv_result_init(&result, id, error->family, "", "", 0, error->path);
-        fv_result_fail(&result, error->status == FV_ERR_UNSUPPORTED ? FV_RESULT_UNSUPPORTED
-                                                                   : FV_RESULT_ERROR,
-                       "frontend", error->message);
-        gethostname(result.host, sizeof result.host);
-        result.finished_at = (double)time(NULL);
-        FV_TRY(record(s, &result, NULL, 0));
-    }
-    return FV_OK;
-}
-
-static fv_status run_cases(run_state *s, fv_case **cases, int32_t count)
-{
-    double *samples = malloc(sizeof(double) * FV_RESULT_MAX_SAMPLES);
-    FV_CHECK_ALLOC(samples);
+    int32_t count = s->selected_count;
+    s->pending = calloc((size_t)count + 1, sizeof *s->pending);
+    s->order = calloc((size_t)count + 1, sizeof *s->order);
+    double *durations = calloc((size_t)count + 1, sizeof *durations);
+    double *bytes = calloc((size_t)count + 1, sizeof *bytes);
     fv_status status = FV_OK;
-    for (int32_t i = 0; i < count && status == FV_OK; i++) {
-        fv_result result;
-        int sample_count = 0;
-        fv_text report = {0};
-        status = fv_pipeline_run(s->pipeline, cases[i], &result, samples, &sample_count, &report,
-                                 store_kernel, s);
-        if (status == FV_OK)
-            status = record(s, &result, samples, sample_count);
-        if (report.length > 0)
-            printf("%s            repro: %s\n", fv_text_str(&report), result.repro);
-        fv_text_free(&report);
+    if (s->pending == NULL || s->order == NULL || durations == NULL || bytes == NULL) {
+        status = fv_error_raise(FV_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
+        goto done;
     }
-    free(samples);
+    for (int32_t i = 0; i < count; i++) {
+        fv_case *c = s->selected[i];
+        if (already_finished(s, c->id))
+            continue;
+        durations[s->pending_count] = fv_queue_history_find(&s->durations, c->id);
+        bytes[s->pending_count] = fv_pipeline_io_bytes(c);
+        s->pending[s->pending_count++] = c;
+    }
+    status = fv_queue_order(durations, bytes, s->pending_count, s->order);
+done:
+    free(durations);
+    free(bytes);
     return status;
 }
 
-/* ------------------------------------------------------------ summary */
-
-static bool is_failure(int status)
+/* Everything rank 0 does before any worker starts; a failure here ends the
+ * run with status 2 before any case runs. */
+static fv_status prepare_rank0(run_state *s, int argc, char **argv)
 {
-    return status == FV_RESULT_FAIL || status == FV_RESULT_ERROR || status == FV_RESULT_CRASH ||
-           status == FV_RESULT_TIMEOUT;
+    const fv_options *options = s->session.options;
+    if (options->resume != NULL && options->output != NULL &&
+        strcmp(options->resume, options->output) != 0)
+        FV_FAIL(FV_ERR_USAGE, "-o %s and --resume %s name different archives: --resume "
+                "appends to the archive it names", options->output, options->resume);
+    if (options->resume != NULL)
+        snprintf(s->archive_path, sizeof s->archive_path, "%s", options->resume);
+    else if (options->output != NULL)
+        snprintf(s->archive_path, sizeof s->archive_path, "%s", options->output);
+    else
+        default_archive_path(s->archive_path, sizeof s->archive_path);
+    s->ci = (ci_outputs){.junit_path = options->junit, .baseline_path = options->baseline,
+                         .archive_path = s->archive_path};
+    if (options->resume != NULL)
+        FV_TRY(load_resumed_rows(s, options->resume));
+    if (options->baseline != NULL)
+        FV_TRY(load_baseline_durations(s, options->baseline));
+    FV_TRY(fv_options_select_cases(options, &s->list, &s->selected, &s->selected_count));
+    FV_TRY(plan_cases(s));
+    FV_TRY(open_archive(s, argc, argv));
+    return FV_OK;
 }
 
-static int compare_doubles(const void *a, const void *b)
+/* ------------------------------------------------------------ workers */
+
+static fv_status add_argument(char **arguments, int *count, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static fv_status add_argument(char **arguments, int *count, const char *format, ...)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    if (*count >= MAX_WORKER_ARGUMENTS)
+        FV_FAIL(FV_ERR_INTERNAL, "too many worker arguments");
+    fv_text text = {0};
+    va_list list;
+    va_start(list, format);
+    fv_text_vprintf(&text, format, list);
+    va_end(list);
+    char *argument = fv_text_take(&text);
+    FV_CHECK_ALLOC(argument);
+    arguments[(*count)++] = argument;
+    return FV_OK;
 }
 
-/* One line per family and dtype: counts, median % of copy, worst ratio. */
-static void print_summary(const run_state *s)
+/* Host threads per worker: -j, else the node's cores shared by its ranks. */
+static int worker_threads(const fv_run_session *session)
 {
-    printf("\n%-28s %-5s %6s %6s %6s %9s %12s %14s\n", "family", "dtype", "cases", "passed",
-           "failed", "other", "median %copy", "worst/allowed");
-    bool *done = calloc((size_t)s->result_count + 1, sizeof(bool));
-    double *percents = malloc(sizeof(double) * (size_t)(s->result_count + 1));
-    if (done == NULL || percents == NULL) {
-        free(done);
-        free(percents);
+    if (session->options->threads > 0)
+        return session->options->threads;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (session->mpi.local_size <= 1 || cores <= 0)
+        return 0;
+    long share = cores / session->mpi.local_size;
+    return share > 0 ? (int)share : 1;
+}
+
+/* `fuservalidate worker` with the options the pipeline needs. */
+static fv_status build_worker_arguments(fv_run_session *session)
+{
+    const fv_options *o = session->options;
+    char **arguments = calloc(MAX_WORKER_ARGUMENTS + 1, sizeof(char *));
+    FV_CHECK_ALLOC(arguments);
+    session->worker_arguments = arguments;
+    int n = 0;
+    FV_TRY(add_argument(arguments, &n, "fuservalidate"));
+    FV_TRY(add_argument(arguments, &n, "worker"));
+    FV_TRY(add_argument(arguments, &n, "--local-rank=%d", session->mpi.local_rank));
+    FV_TRY(add_argument(arguments, &n, "--parent-pid=%d", (int)getpid()));
+    FV_TRY(add_argument(arguments, &n, "--refs=%s", o->refs_dir));
+    FV_TRY(add_argument(arguments, &n, "--max-ref-bytes=%lld", (long long)o->max_ref_bytes));
+    FV_TRY(add_argument(arguments, &n, "--memory-budget=%lld", (long long)o->memory_budget));
+    FV_TRY(add_argument(arguments, &n, "--jobs=%d", worker_threads(session)));
+    FV_TRY(add_argument(arguments, &n, "--tolerance=%s", fv_tolerance_name(o->tolerance)));
+    FV_TRY(add_argument(arguments, &n, "--repeats=%d", o->repeats));
+    FV_TRY(add_argument(arguments, &n, "--warmup=%d", o->warmup));
+    if (o->compile_only)
+        FV_TRY(add_argument(arguments, &n, "--compile-only"));
+    if (o->require_gpu)
+        FV_TRY(add_argument(arguments, &n, "--require-gpu"));
+    if (o->device != NULL)
+        FV_TRY(add_argument(arguments, &n, "--device=%s", o->device));
+    if (o->arch != NULL)
+        FV_TRY(add_argument(arguments, &n, "--arch=%s", o->arch));
+    if (o->no_kernel_cache)
+        FV_TRY(add_argument(arguments, &n, "--no-kernel-cache"));
+    else if (o->kernel_cache != NULL)
+        FV_TRY(add_argument(arguments, &n, "--kernel-cache=%s", o->kernel_cache));
+    return FV_OK;
+}
+
+static void free_worker_arguments(fv_run_session *session)
+{
+    for (int i = 0; session->worker_arguments && session->worker_arguments[i]; i++)
+        free(session->worker_arguments[i]);
+    free(session->worker_arguments);
+    session->worker_arguments = NULL;
+}
+
+static void start_worker(run_state *s, startup_report *report)
+{
+    memset(report, 0, sizeof *report);
+    double timeout = s->session.options->timeout_s;
+    if (timeout < MIN_START_TIMEOUT_SECONDS)
+        timeout = MIN_START_TIMEOUT_SECONDS;
+    fv_status status = build_worker_arguments(&s->session);
+    if (status == FV_OK)
+        status = fv_run_executor_start(&s->executor, &s->session, timeout);
+    if (status != FV_OK) {
+        snprintf(report->message, sizeof report->message, "%s", fv_error_message());
         return;
     }
-    for (int32_t i = 0; i < s->result_count; i++) {
-        if (done[i])
-            continue;
-        const fv_result *first = &s->results[i];
-        int cases = 0, passed = 0, failed = 0, percent_count = 0;
-        double worst = 0;
-        for (int32_t j = i; j < s->result_count; j++) {
-            const fv_result *r = &s->results[j];
-            if (done[j] || strcmp(r->family, first->family) || strcmp(r->dtype, first->dtype))
-                continue;
-            done[j] = true;
-            cases++;
-            passed += r->status == FV_RESULT_PASS || r->status == FV_RESULT_COMPILED;
-            failed += is_failure(r->status);
-            worst = fmax(worst, r->worst_ratio);
-            if (r->percent_of_copy > 0)
-                percents[percent_count++] = r->percent_of_copy;
+    report->ok = 1;
+    report->hello = *fv_worker_hello_info(s->executor.worker);
+    report->hello.device.rank = s->session.mpi.rank;
+}
+
+/* ------------------------------------------------- rank 0: the devices */
+
+static void print_rank(int rank, const fv_worker_hello *hello)
+{
+    const fv_archive_device *device = &hello->device;
+    printf("rank %d: %s, ", rank, device->host);
+    if (hello->compile_only)
+        printf("%s (compute %d.%d, %d SMs), compile only", device->gpu_name, device->compute_major,
+               device->compute_minor, device->sm_count);
+    else
+        printf("GPU %d %s %s, bus %s, copy bandwidth %.2f TB/s", hello->ordinal,
+               device->gpu_name, device->gpu_uuid, device->pci_bus_id,
+               device->copy_bandwidth_gbs / 1000);
+    printf(", worker pid %d\n", hello->pid);
+}
+
+/* Adds `host` to a ","-joined list unless it is there. */
+static void add_host(fv_text *hosts, const char *host)
+{
+    const char *list = fv_text_str(hosts);
+    size_t length = strlen(host);
+    for (const char *at = list; (at = strstr(at, host)) != NULL; at += length)
+        if ((at == list || at[-1] == ',') && (at[length] == ',' || at[length] == '\0'))
+            return;
+    fv_text_printf(hosts, "%s%s", hosts->length ? "," : "", host);
+}
+
+/* Prints the run's first lines and records the devices and provenance. */
+static fv_status record_devices(run_state *s, const startup_report *reports)
+{
+    int size = s->session.mpi.size;
+    bool all_compile_only = true;
+    for (int r = 0; r < size; r++)
+        if (reports[r].hello.no_gpu_reason[0] != '\0') {
+            printf("no GPU: %s; running as --compile-only\n", reports[r].hello.no_gpu_reason);
+            break;
         }
-        qsort(percents, (size_t)percent_count, sizeof(double), compare_doubles);
-        char median[16] = "-";
-        if (percent_count > 0)
-            snprintf(median, sizeof median, "%.1f", percents[percent_count / 2]);
-        printf("%-28s %-5s %6d %6d %6d %9d %12s %14.3g\n", first->family, first->dtype, cases,
-               passed, failed, cases - passed - failed, median, worst);
+    fv_text hosts = {0};
+    for (int r = 0; r < size; r++) {
+        all_compile_only = all_compile_only && reports[r].hello.compile_only;
+        add_host(&hosts, reports[r].hello.device.host);
     }
-    free(done);
-    free(percents);
-    int failures = 0;
-    for (int32_t i = 0; i < s->result_count; i++)
-        if (is_failure(s->results[i].status)) {
-            if (failures++ == 0)
-                printf("\nfailures:\n");
-            printf("  %-11s %s\n      %s\n", fv_result_status_name((fv_result_status)s->results[i].status),
-                   s->results[i].case_id, s->results[i].repro);
+    printf("fuservalidate %s: %d rank%s%s\n", FV_VERSION, size, size == 1 ? "" : "s",
+           all_compile_only ? ", compile only" : "");
+    fv_status status = fv_text_status(&hosts);
+    for (int r = 0; r < size && status == FV_OK; r++) {
+        print_rank(r, &reports[r].hello);
+        status = fv_archive_add_device(s->recorder.archive, &reports[r].hello.device);
+    }
+    if (status == FV_OK && s->archive_created) {
+        fv_archive_provenance update = {
+            .mpi_size = size, .hosts = fv_text_str(&hosts),
+            .driver_version = reports[0].hello.driver_version,
+            .nvrtc_version = reports[0].hello.nvrtc_version,
+            .mode = all_compile_only ? "compile-only" : "run"};
+        status = fv_archive_update_provenance(s->recorder.archive, &update);
+    }
+    fv_text_free(&hosts);
+    FV_TRY(status);
+    printf("archive %s\n", s->archive_path);
+    fflush(stdout);
+    return FV_OK;
+}
+
+/* Gathers every rank's startup report; rank 0 decides whether to go on.
+ * Returns false (on every rank) when some worker did not start. */
+static fv_status gather_startup(run_state *s, const startup_report *mine, bool *go)
+{
+    const fv_mpi *mpi = &s->session.mpi;
+    startup_report *reports = NULL;
+    if (mpi->rank == 0) {
+        reports = calloc((size_t)mpi->size, sizeof *reports);
+        FV_CHECK_ALLOC(reports);
+    }
+    fv_status status = fv_mpi_gather(mpi, mine, sizeof *mine, reports);
+    int decision = 0;
+    if (status == FV_OK && mpi->rank == 0) {
+        decision = 1;
+        for (int r = 0; r < mpi->size; r++)
+            if (!reports[r].ok) {
+                fprintf(stderr, "fuservalidate: rank %d: %s\n", r, reports[r].message);
+                decision = 0;
+            }
+        if (decision && record_devices(s, reports) != FV_OK) {
+            fprintf(stderr, "fuservalidate: %s\n", fv_error_message());
+            decision = 0;
         }
-}
-
-static int exit_status(const run_state *s)
-{
-    for (int32_t i = 0; i < s->result_count; i++)
-        if (is_failure(s->results[i].status))
-            return 1;
-    return 0;
-}
-
-/* --------------------------------------------------------------- run */
-
-static fv_status open_gpu(run_state *s)
-{
-    s->compile_only = s->options->compile_only;
-    if (s->compile_only)
-        return FV_OK;
-    fv_status status = fv_rt_driver_open(&s->driver);
-    if (status == FV_OK)
-        return FV_OK;
-    if (s->options->require_gpu)
-        return status;
-    printf("no GPU: %s; running as --compile-only\n", fv_error_message());
-    fv_error_clear();
-    s->compile_only = true;
+    }
+    free(reports);
+    FV_TRY(status);
+    FV_TRY(fv_mpi_broadcast(mpi, &decision));
+    *go = decision != 0;
     return FV_OK;
 }
 
-static fv_status prepare(run_state *s, const char *archive_path, int argc, char **argv)
+/* ------------------------------------------------- rank 0: the run */
+
+/* Malformed or unreadable case files become `error` rows (once: not again
+ * after --resume). */
+static fv_status record_file_errors(run_state *s)
 {
-    FV_TRY(open_gpu(s));
-    FV_TRY(choose_table_device(s->options, &s->table_device));
-    if (!s->options->no_kernel_cache)
-        FV_TRY(fv_rt_cache_open(s->options->kernel_cache, &s->kernel_cache));
-    if (!s->compile_only)
-        FV_TRY(fv_store_open(s->options->refs_dir, s->options->max_ref_bytes, &s->store));
-    FV_TRY(open_archive(s, archive_path, argc, argv));
-    fv_pipeline_options pipeline_options = {
-        .compile_only = s->compile_only, .arch = s->options->arch, .warmup = s->options->warmup,
-        .repeats = s->options->repeats, .tolerance = s->options->tolerance, .store = s->store,
-        .kernel_cache = s->kernel_cache, .threads = s->options->threads,
-        .memory_budget = s->options->memory_budget};
-    FV_TRY(fv_pipeline_open(&pipeline_options, s->driver, 0, &s->table_device, &s->pipeline));
-    FV_TRY(record_device(s));
-    const fv_device *device = fv_pipeline_device(s->pipeline);
-    printf("fuservalidate %s: %s (%s, %d SMs)%s", FV_VERSION, device->name, device->arch,
-           device->sm_count, s->compile_only ? ", compile only" : "");
-    if (fv_pipeline_copy_bandwidth(s->pipeline) > 0)
-        printf(", copy bandwidth %.2f TB/s", fv_pipeline_copy_bandwidth(s->pipeline) / 1000);
-    printf("\narchive %s\n", archive_path);
+    for (int32_t i = 0; i < s->list.error_count; i++) {
+        const fv_case_error *error = &s->list.errors[i];
+        char id[192];
+        snprintf(id, sizeof id, "%s/error", error->family);
+        if (already_finished(s, id))
+            continue;
+        fv_outcome outcome;
+        fv_outcome_init(&outcome);
+        fv_result_init(&outcome.result, id, error->family, "", "", 0, error->path);
+        fv_result_fail(&outcome.result, error->status == FV_ERR_UNSUPPORTED
+                                            ? FV_RESULT_UNSUPPORTED : FV_RESULT_ERROR,
+                       "frontend", error->message);
+        gethostname(outcome.result.host, sizeof outcome.result.host);
+        outcome.result.host[sizeof outcome.result.host - 1] = '\0';
+        outcome.result.finished_at = (double)time(NULL);
+        FV_TRY(fv_run_record(&s->recorder, &outcome));
+        FV_TRY(fv_queue_history_add(&s->finished, id, 0));
+    }
     return FV_OK;
 }
 
-static void finish(run_state *s, int exit_code)
+static int32_t new_file_errors(run_state *s)
 {
-    if (s->archive != NULL && fv_archive_close(s->archive, exit_code) != FV_OK)
+    int32_t count = 0;
+    for (int32_t i = 0; i < s->list.error_count; i++) {
+        char id[192];
+        snprintf(id, sizeof id, "%s/error", s->list.errors[i].family);
+        count += !already_finished(s, id);
+    }
+    return count;
+}
+
+static void print_stop_note(const run_state *s, int exit_code)
+{
+    int64_t done = s->recorder.progress.done, total = s->recorder.progress.total;
+    printf("\nstopped by signal %d after %lld of %lld cases; every finished case is in %s.\n"
+           "Finish the run with the same command and --resume %s\n", exit_code - 128,
+           (long long)done, (long long)total, s->archive_path, s->archive_path);
+}
+
+/* Whether to redraw the progress line in place: FV_PROGRESS=terminal or
+ * plain decides; by default only on a terminal outside MPI (mpirun gives its
+ * ranks a pseudo-terminal even when its own output goes to a file). */
+static bool progress_on_terminal(void)
+{
+    const char *choice = getenv("FV_PROGRESS");
+    if (choice != NULL && strcmp(choice, "terminal") == 0)
+        return true;
+    if (choice != NULL && strcmp(choice, "plain") == 0)
+        return false;
+    return isatty(STDOUT_FILENO) == 1 && !fv_mpi_launched();
+}
+
+/* Rank 0 after start-up: the cases, the summary, the CI outputs. */
+static int coordinate(run_state *s, bool *peers_done)
+{
+    s->recorder.archive_path = s->archive_path;
+    s->recorder.terminal = progress_on_terminal();
+    int64_t earlier = s->recorder.result_count;
+    fv_run_recorder_start(&s->recorder, earlier + new_file_errors(s) + s->pending_count,
+                          earlier);
+    if (earlier > 0)
+        printf("resuming: %lld cases already finished, %d to run\n", (long long)earlier,
+               (int)s->pending_count);
+    if (record_file_errors(s) != FV_OK) {
+        fprintf(stderr, "fuservalidate: stopping: %s\n", fv_error_message());
+        *peers_done = false;
+        return 2;
+    }
+    fv_run_plan plan = {.cases = s->pending, .count = s->pending_count, .order = s->order};
+    int exit_code = fv_run_coordinate(&s->session, &s->executor, &s->recorder, &plan,
+                                      peers_done);
+    if (exit_code == 2)
+        return exit_code;
+    fv_run_recorder_tick(&s->recorder, true);
+    fv_run_recorder_summary(&s->recorder);
+    if (exit_code > 128)
+        print_stop_note(s, exit_code);
+    if (write_ci_outputs(&s->ci, s->recorder.results, s->recorder.result_count, &exit_code) !=
+        FV_OK) {
+        fprintf(stderr, "fuservalidate: %s\n", fv_error_message());
+        exit_code = 2;
+    }
+    return exit_code;
+}
+
+/* ------------------------------------------------------------- command */
+
+static void free_state(run_state *s)
+{
+    fv_run_executor_stop(&s->executor, false);
+    free_worker_arguments(&s->session);
+    fv_run_recorder_free(&s->recorder);
+    fv_queue_history_free(&s->finished);
+    fv_queue_history_free(&s->durations);
+    free(s->selected);
+    free(s->pending);
+    free(s->order);
+    fv_case_list_free(&s->list);
+}
+
+/* Closes the archive (rank 0) with the final status.  A failure to close it
+ * makes the run a harness failure. */
+static int close_archive(run_state *s, int exit_code)
+{
+    if (s->recorder.archive == NULL)
+        return exit_code;
+    fv_status status = fv_archive_close(s->recorder.archive, exit_code);
+    s->recorder.archive = NULL;
+    if (status != FV_OK) {
         fprintf(stderr, "fuservalidate: closing the archive: %s\n", fv_error_message());
-    fv_pipeline_close(s->pipeline);
-    fv_store_close(s->store);
-    fv_rt_cache_close(s->kernel_cache);
-    fv_rt_driver_close(s->driver);
-    free(s->results);
+        return 2;
+    }
+    return exit_code;
+}
+
+/* Every rank: start-up, then rank 0 coordinates and the others follow. */
+static int run_rank(run_state *s, int argc, char **argv, bool *abort_job)
+{
+    fv_run_session *session = &s->session;
+    int prepared = 1;
+    if (session->mpi.rank == 0 && prepare_rank0(s, argc, argv) != FV_OK) {
+        fprintf(stderr, "fuservalidate: %s\n", fv_error_message());
+        prepared = 0;
+    }
+    if (fv_mpi_broadcast(&session->mpi, &prepared) != FV_OK) {
+        fprintf(stderr, "fuservalidate: %s\n", fv_error_message());
+        *abort_job = true;
+        return 2;
+    }
+    if (!prepared)
+        return 2;
+    startup_report report;
+    start_worker(s, &report);
+    bool go = false;
+    if (gather_startup(s, &report, &go) != FV_OK) {
+        fprintf(stderr, "fuservalidate: %s\n", fv_error_message());
+        *abort_job = true;
+        return 2;
+    }
+    if (!go)
+        return 2;
+    if (session->mpi.rank != 0)
+        return fv_run_follow(session, &s->executor, abort_job);
+    bool peers_done = true;
+    int exit_code = coordinate(s, &peers_done);
+    *abort_job = !peers_done;
+    return exit_code;
 }
 
 int fv_command_run(const fv_options *options, int argc, char **argv)
 {
-    run_state s = {.options = options, .last_flush = wall_seconds()};
-    char archive_path[1024];
-    if (options->output != NULL)
-        snprintf(archive_path, sizeof archive_path, "%s", options->output);
-    else
-        default_archive_path(archive_path, sizeof archive_path);
-    fv_case_list list = {0};
-    fv_case **cases = NULL;
-    int32_t count = 0;
-    int exit_code = 2;
-    if (fv_options_select_cases(options, &list, &cases, &count) != FV_OK ||
-        prepare(&s, archive_path, argc, argv) != FV_OK) {
+    run_state s;
+    memset(&s, 0, sizeof s);
+    s.session.options = options;
+    int mpi_argc = argc;
+    char **mpi_argv = argv;
+    if (fv_mpi_open(&mpi_argc, &mpi_argv, &s.session.mpi) != FV_OK ||
+        fv_signal_install() != FV_OK) {
         fprintf(stderr, "fuservalidate: %s\n", fv_error_message());
-        goto done;
+        return 2;
     }
-    if (record_file_errors(&s, &list) != FV_OK || run_cases(&s, cases, count) != FV_OK) {
-        fprintf(stderr, "fuservalidate: stopping: %s\n", fv_error_message());
-        goto done;
+    snprintf(s.session.label, sizeof s.session.label, "rank %d", s.session.mpi.rank);
+    bool abort_job = false;
+    int exit_code = run_rank(&s, argc, argv, &abort_job);
+    fv_run_executor_stop(&s.executor, exit_code == 0 || exit_code == 1);
+    exit_code = close_archive(&s, exit_code);
+    free_state(&s);
+    if (abort_job) {
+        fv_mpi_abort(&s.session.mpi, exit_code);
+        return exit_code;
     }
-    print_summary(&s);
-    exit_code = exit_status(&s);
-done:
-    finish(&s, exit_code);
-    free(cases);
-    fv_case_list_free(&list);
+    fv_status closed = fv_mpi_close(&s.session.mpi, MPI_CLOSE_WAIT_SECONDS);
+    if (closed != FV_OK) {
+        fprintf(stderr, "fuservalidate: %s\n", fv_error_message());
+        if (closed == FV_ERR_IO) /* undelivered messages: finalizing could hang */
+            fv_mpi_abort(&s.session.mpi, exit_code);
+        return closed == FV_ERR_IO ? exit_code : 2;
+    }
     return exit_code;
 }
