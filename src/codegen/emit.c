@@ -533,21 +533,37 @@ void fv_codegen_declare_lanes(fv_emitter *emitter, int32_t value, const char *ar
     emitter->declared[value] = true;
 }
 
+int32_t fv_codegen_stored_value(const fv_segment_view *view, int32_t value)
+{
+    const fv_fusion *fusion = view->fusion;
+    int32_t producer = fusion->values[value].producer;
+    if (producer < 0 || !fv_dtype_is_half(fusion->values[value].dtype))
+        return value;
+    const fv_op *op = &fusion->ops[producer];
+    if (op->kind != FV_OP_CAST)
+        return value;
+    fv_dtype from = fusion->values[op->inputs[0]].dtype;
+    bool float_register = strcmp(fv_codegen_register_type(from), "float") == 0;
+    return float_register && fusion->values[op->inputs[0]].kind == FV_VALUE_TENSOR ? op->inputs[0]
+                                                                                   : value;
+}
+
 void fv_codegen_store(fv_emitter *emitter, int position, int32_t value, fv_emit_index where)
 {
     const fv_value *v = &emitter->view->fusion->values[value];
+    int32_t source = fv_codegen_stored_value(emitter->view, value);
     char offset[160];
     offset_expression(emitter, value, where, offset, sizeof offset);
     if (fv_codegen_spans_inner(emitter->view, value))
         fv_codegen_line(emitter, "%s<%d>(out%d + %s, v%d);",
                         float_storage(v->dtype) ? "fv_store" : "fv_store_exact", emitter->vector,
-                        position, offset, (int)value);
+                        position, offset, (int)source);
     else if (float_storage(v->dtype))
         fv_codegen_line(emitter, "out%d[%s] = fv_from_float<%s>(v%d);", position, offset,
-                        storage_type(v->dtype), (int)value);
+                        storage_type(v->dtype), (int)source);
     else
         fv_codegen_line(emitter, "out%d[%s] = (%s)v%d;", position, offset, storage_type(v->dtype),
-                        (int)value);
+                        (int)source);
 }
 
 /* ----------------------------------------------------------- skeletons */

@@ -71,7 +71,14 @@ void fv_codegen_declare(fv_emitter *emitter, int32_t value, const char *expressi
 /* Declares a value that spans the inner axis from a per-lane array. */
 void fv_codegen_declare_lanes(fv_emitter *emitter, int32_t value, const char *array);
 
-/* Stores output `position` (value `value`) at `where`, converting to its dtype. */
+/* The value a store of output `value` reads: for a cast from a float
+ * register to bf16 or fp16, the cast's input (the store's conversion rounds
+ * the same way, so the kernel rounds once); else `value` itself.  Callers
+ * compute this value before fv_codegen_store. */
+int32_t fv_codegen_stored_value(const fv_segment_view *view, int32_t value);
+
+/* Stores output `position` (value `value`) at `where`, converting to its
+ * dtype; reads fv_codegen_stored_value(value). */
 void fv_codegen_store(fv_emitter *emitter, int position, int32_t value, fv_emit_index where);
 
 /* Saves / restores the declared set around a scope. */

@@ -180,7 +180,7 @@ static fv_status emit_sections(const fv_segment_view *view, const fv_schedule_pa
         if (!fv_codegen_spans_inner(view, id))
             continue;
         memset(targets, 0, (size_t)fusion->value_count + 1);
-        targets[id] = true;
+        targets[fv_codegen_stored_value(view, id)] = true;
         fv_codegen_compute(&e, targets, (fv_emit_index){"safe_row", "column"});
         fv_codegen_store(&e, (int)o, id, (fv_emit_index){"row", "column"});
     }
@@ -195,7 +195,7 @@ static fv_status emit_sections(const fv_segment_view *view, const fv_schedule_pa
         if (fv_codegen_spans_inner(view, id))
             continue;
         memset(targets, 0, (size_t)fusion->value_count + 1);
-        targets[id] = true;
+        targets[fv_codegen_stored_value(view, id)] = true;
         fv_codegen_compute(&e, targets, (fv_emit_index){"row", "0"});
         fv_codegen_store(&e, (int)o, id, (fv_emit_index){"row", "0"});
     }

@@ -194,7 +194,7 @@ static void emit_epilogue(fv_emitter *e, const fv_op *const *reductions, int cou
         if (fv_codegen_spans_outer(e->view, id))
             continue;
         memset(targets, 0, (size_t)fusion->value_count + 1);
-        targets[id] = true;
+        targets[fv_codegen_stored_value(e->view, id)] = true;
         fv_codegen_compute(e, targets, (fv_emit_index){"0", "column"});
         fv_codegen_store(e, (int)o, id, (fv_emit_index){"0", "column"});
     }
@@ -237,7 +237,7 @@ static fv_status emit_sections(const fv_segment_view *view, const fv_schedule_pa
         if (!fv_codegen_spans_outer(view, id))
             continue;
         memset(targets, 0, (size_t)fusion->value_count + 1);
-        targets[id] = true;
+        targets[fv_codegen_stored_value(view, id)] = true;
         fv_codegen_compute(&e, targets, (fv_emit_index){"row", "column"});
         fv_codegen_store(&e, (int)o, id, (fv_emit_index){"row", "column"});
     }

@@ -987,7 +987,7 @@ static void emit_epilogue(persistent_emit *p)
         if (!fv_codegen_spans_inner(p->view, id) || !fv_codegen_spans_outer(p->view, id))
             continue;
         memset(p->targets, 0, (size_t)fusion->value_count + 1);
-        p->targets[id] = true;
+        p->targets[fv_codegen_stored_value(p->view, id)] = true;
         fv_codegen_compute(e, p->targets, (fv_emit_index){"row", "column"});
         fv_codegen_store(e, (int)o, id, (fv_emit_index){"row", "column"});
     }
@@ -1019,7 +1019,7 @@ static void emit_epilogue(persistent_emit *p)
         if (!fv_codegen_spans_outer(p->view, id) || fv_codegen_spans_inner(p->view, id))
             continue;
         memset(p->targets, 0, (size_t)fusion->value_count + 1);
-        p->targets[id] = true;
+        p->targets[fv_codegen_stored_value(p->view, id)] = true;
         fv_codegen_compute(e, p->targets, (fv_emit_index){"row", "0"});
         fv_codegen_store(e, (int)o, id, (fv_emit_index){"row", "0"});
     }
@@ -1115,7 +1115,7 @@ static fv_status emit_stage_two(persistent_emit *p)
         if (fv_codegen_spans_outer(p->view, id))
             continue;
         memset(p->targets, 0, (size_t)fusion->value_count + 1);
-        p->targets[id] = true;
+        p->targets[fv_codegen_stored_value(p->view, id)] = true;
         fv_codegen_compute(&e, p->targets, (fv_emit_index){"0", "column"});
         fv_codegen_store(&e, (int)o, id, (fv_emit_index){"0", "column"});
     }

@@ -73,7 +73,7 @@ static fv_status pointwise_emit(const fv_segment_view *view, const fv_schedule_p
         FV_FAIL(FV_ERR_NOMEM, "out of memory emitting a kernel");
     }
     for (int32_t o = 0; o < view->fusion->output_count; o++)
-        targets[view->fusion->outputs[o]] = true;
+        targets[fv_codegen_stored_value(view, view->fusion->outputs[o])] = true;
     fv_emit_index where = {"row", "column"};
     fv_codegen_compute(&emitter, targets, where);
     store_outputs(&emitter, where);

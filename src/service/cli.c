@@ -30,6 +30,8 @@ static void print_usage(FILE *stream)
             "  --tolerance POLICY     bound (default) or nvfuser\n"
             "  -o, --output FILE      result archive (default fuservalidate-DATE-PID.h5)\n"
             "  --compile-only         stop after NVRTC (the default without a GPU)\n"
+            "  --no-check             time kernels without checking their outputs against the\n"
+            "                         references (benchmarks; results are `skipped`)\n"
             "  --require-gpu          no GPU is a harness failure\n"
             "  --device NAME          built-in device for compile-only: H100, H200, B200, GB200\n"
             "  --arch ARCH            NVRTC target, e.g. sm_90a or sm_100a\n"

@@ -19,6 +19,7 @@ enum {
     OPTION_NO_VERIFY,
     OPTION_TOLERANCE,
     OPTION_COMPILE_ONLY,
+    OPTION_NO_CHECK,
     OPTION_REQUIRE_GPU,
     OPTION_DEVICE,
     OPTION_ARCH,
@@ -47,6 +48,7 @@ static const struct option long_options[] = {
     {"no-verify", no_argument, NULL, OPTION_NO_VERIFY},
     {"tolerance", required_argument, NULL, OPTION_TOLERANCE},
     {"compile-only", no_argument, NULL, OPTION_COMPILE_ONLY},
+    {"no-check", no_argument, NULL, OPTION_NO_CHECK},
     {"require-gpu", no_argument, NULL, OPTION_REQUIRE_GPU},
     {"device", required_argument, NULL, OPTION_DEVICE},
     {"arch", required_argument, NULL, OPTION_ARCH},
@@ -174,6 +176,7 @@ fv_status fv_options_parse(const char *command, int argc, char **argv, fv_option
                 FV_FAIL(FV_ERR_USAGE, "--tolerance is bound or nvfuser, not '%s'", optarg);
             break;
         case OPTION_COMPILE_ONLY: options->compile_only = true; break;
+        case OPTION_NO_CHECK: options->no_check = true; break;
         case OPTION_REQUIRE_GPU: options->require_gpu = true; break;
         case OPTION_DEVICE: options->device = optarg; break;
         case OPTION_ARCH:

@@ -23,6 +23,7 @@ typedef struct fv_options {
     bool verify;                /* refs: read stored entries back whole */
     fv_tolerance_policy tolerance;
     bool compile_only;          /* stop after NVRTC */
+    bool no_check;              /* run: time kernels without checking outputs (benchmarks) */
     bool require_gpu;           /* no GPU is a harness failure, not compile-only */
     const char *device;         /* built-in device for --compile-only ("H100", "B200"...) */
     const char *arch;           /* NVRTC target override ("sm_90a", "sm_100a") */

@@ -17,6 +17,8 @@
 
 typedef struct fv_pipeline_options {
     bool compile_only;          /* stop after NVRTC */
+    bool check_outputs;         /* compare with the references (false: timing only, the
+                                   result is `skipped` with its timings) */
     const char *arch;           /* NVRTC target; NULL: the device's */
     int warmup;                 /* untimed runs before timing */
     int repeats;                /* timed runs (samples) */

@@ -300,6 +300,8 @@ static fv_status build_worker_arguments(fv_run_session *session)
     FV_TRY(add_argument(arguments, &n, "--warmup=%d", o->warmup));
     if (o->compile_only)
         FV_TRY(add_argument(arguments, &n, "--compile-only"));
+    if (o->no_check)
+        FV_TRY(add_argument(arguments, &n, "--no-check"));
     if (o->require_gpu)
         FV_TRY(add_argument(arguments, &n, "--require-gpu"));
     if (o->device != NULL)

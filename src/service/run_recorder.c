@@ -60,7 +60,8 @@ static void print_result(const fv_result *r)
 {
     printf("%-11s %-46s %d kernel%s", fv_result_status_name((fv_result_status)r->status),
            r->case_id, (int)r->segment_count, r->segment_count == 1 ? " " : "s");
-    if (r->status == FV_RESULT_PASS || (r->status == FV_RESULT_FAIL && r->repeats > 0))
+    if (r->status == FV_RESULT_PASS || ((r->status == FV_RESULT_FAIL || r->status == FV_RESULT_SKIPPED) &&
+                                        r->repeats > 0))
         printf("  %8.4f ms  %5.2f TB/s  %5.1f%% of copy  worst %.2f of allowed  %d regs %d spills",
                r->time_median_ms, r->bandwidth_gbs / 1000, r->percent_of_copy, r->worst_ratio,
                (int)r->registers, (int)r->spill_bytes);

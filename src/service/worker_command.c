@@ -126,6 +126,7 @@ static fv_status open_worker(worker_state *w)
         .compile_only = w->compile_only, .arch = w->options->arch, .warmup = w->options->warmup,
         .repeats = w->options->repeats, .tolerance = w->options->tolerance, .store = w->store,
         .kernel_cache = w->kernel_cache, .threads = w->options->threads,
+        .check_outputs = !w->options->no_check,
         .memory_budget = w->options->memory_budget};
     FV_TRY(fv_pipeline_open(&pipeline_options, w->compile_only ? NULL : w->driver,
                             w->ordinal < 0 ? 0 : w->ordinal, &w->table_device, &w->pipeline));
