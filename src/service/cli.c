@@ -42,8 +42,12 @@ static void print_usage(FILE *stream)
             "                         timeout (default 600)\n"
             "  --resume ARCHIVE       finish an interrupted run: cases with a row are not run\n"
             "                         again, the others are appended to ARCHIVE\n"
-            "  --baseline OLD.h5      an earlier archive (its durations order the cases)\n"
-            "  --junit FILE           JUnit XML report\n"
+            "  --baseline OLD.h5      an earlier archive: its durations order the cases, and\n"
+            "                         at the end the run is compared with it (new failures,\n"
+            "                         changed kernels, regressions: exit status 1)\n"
+            "  --threshold PERCENT    slowdown that counts as a regression (default 5)\n"
+            "  --alpha A              significance of the Mann-Whitney U test (default 0.01)\n"
+            "  --junit FILE           JUnit XML report (with --baseline, regressions fail)\n"
             "exit status: 0 all passed, 1 some case failed, crashed or timed out,\n"
             "             2 the harness failed, 130/143 stopped by SIGINT/SIGTERM\n");
 }

@@ -20,6 +20,8 @@ enum {
     OPTION_TOLERANCE,
     OPTION_COMPILE_ONLY,
     OPTION_NO_CHECK,
+    OPTION_THRESHOLD,
+    OPTION_ALPHA,
     OPTION_REQUIRE_GPU,
     OPTION_DEVICE,
     OPTION_ARCH,
@@ -64,6 +66,8 @@ static const struct option long_options[] = {
     {"resume", required_argument, NULL, OPTION_RESUME},
     {"baseline", required_argument, NULL, OPTION_BASELINE},
     {"junit", required_argument, NULL, OPTION_JUNIT},
+    {"threshold", required_argument, NULL, OPTION_THRESHOLD},
+    {"alpha", required_argument, NULL, OPTION_ALPHA},
     {"local-rank", required_argument, NULL, OPTION_LOCAL_RANK},
     {"parent-pid", required_argument, NULL, OPTION_PARENT_PID},
     {NULL, 0, NULL, 0},
@@ -145,6 +149,8 @@ fv_status fv_options_parse(const char *command, int argc, char **argv, fv_option
     options->refs_dir = default_refs_dir();
     options->max_ref_bytes = FV_STORE_DEFAULT_MAX_BYTES;
     options->verify = true;
+    options->regression_threshold = -1;
+    options->regression_alpha = -1;
     options->tolerance = FV_TOLERANCE_BOUND;
     options->repeats = 20;
     options->warmup = 3;
@@ -207,6 +213,25 @@ fv_status fv_options_parse(const char *command, int argc, char **argv, fv_option
         case OPTION_RESUME: options->resume = optarg; break;
         case OPTION_BASELINE: options->baseline = optarg; break;
         case OPTION_JUNIT: options->junit = optarg; break;
+        case OPTION_THRESHOLD: {
+            char *end;
+            errno = 0;
+            double percent = strtod(optarg, &end);
+            if (errno != 0 || end == optarg || *end != '\0' || !(percent >= 0 && percent <= 1000))
+                FV_FAIL(FV_ERR_USAGE, "--threshold needs a percentage like 5, not '%s'", optarg);
+            options->regression_threshold = percent / 100;
+            break;
+        }
+        case OPTION_ALPHA: {
+            char *end;
+            errno = 0;
+            double alpha = strtod(optarg, &end);
+            if (errno != 0 || end == optarg || *end != '\0' || !(alpha > 0 && alpha < 1))
+                FV_FAIL(FV_ERR_USAGE, "--alpha needs a level between 0 and 1 like 0.01, not '%s'",
+                        optarg);
+            options->regression_alpha = alpha;
+            break;
+        }
         case OPTION_LOCAL_RANK:
             if (!parse_count(optarg, &options->local_rank))
                 FV_FAIL(FV_ERR_USAGE, "--local-rank needs a rank, not '%s'", optarg);

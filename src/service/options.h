@@ -36,6 +36,8 @@ typedef struct fv_options {
     const char *resume;         /* run: archive of an interrupted run to complete, or NULL */
     const char *baseline;       /* run: archive of an earlier run to compare with, or NULL */
     const char *junit;          /* run: JUnit XML file to write, or NULL */
+    double regression_threshold; /* run --baseline: slowdown fraction; < 0: default */
+    double regression_alpha;    /* run --baseline: significance; <= 0: default */
     int local_rank;             /* worker: the rank's index on its node (picks the GPU) */
     long parent_pid;            /* worker: the rank's pid; 0 = do not check */
 } fv_options;

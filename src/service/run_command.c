@@ -29,35 +29,6 @@ enum {
 #define MIN_START_TIMEOUT_SECONDS 60.0
 #define MPI_CLOSE_WAIT_SECONDS 10.0
 
-/* ======================================================================
- * CI outputs hook: --junit FILE and --baseline OLD.h5 (issue 5: JUnit,
- * baseline statistics and `compare`).  OWNED BY THE CI-OUTPUTS WORK, which
- * calls fv_junit_write and the baseline comparison (fv_compare_...) from
- * write_ci_outputs.  For now the run only records the paths here.
- *
- * write_ci_outputs is called on rank 0 once the cases are over (exit status
- * 0, 1, 130 or 143), before the archive is closed, with every row of the run
- * (after --resume, the earlier sessions' rows too).  It may raise
- * *exit_status from 0 to 1 (a regression); it returns a harness failure as
- * a status, and the run then exits 2.  (--baseline is also read by the run
- * itself, for the durations that order the cases.)
- * ====================================================================== */
-typedef struct ci_outputs {
-    const char *junit_path;      /* --junit FILE, or NULL */
-    const char *baseline_path;   /* --baseline OLD.h5, or NULL */
-    const char *archive_path;    /* this run's archive */
-} ci_outputs;
-
-static fv_status write_ci_outputs(const ci_outputs *outputs, const fv_result *results,
-                                  int32_t count, int *exit_status)
-{
-    (void)outputs;
-    (void)results;
-    (void)count;
-    (void)exit_status;
-    return FV_OK;
-}
-/* ================================================ end of the CI outputs hook */
 
 /* What a rank reports after starting its worker (gathered on rank 0). */
 typedef struct startup_report {
@@ -69,7 +40,7 @@ typedef struct startup_report {
 typedef struct run_state {
     fv_run_session session;
     fv_run_executor executor;
-    ci_outputs ci;
+    fv_run_reports reports;
     /* rank 0 only */
     fv_run_recorder recorder;
     char archive_path[1024];
@@ -235,8 +206,11 @@ static fv_status prepare_rank0(run_state *s, int argc, char **argv)
         snprintf(s->archive_path, sizeof s->archive_path, "%s", options->output);
     else
         default_archive_path(s->archive_path, sizeof s->archive_path);
-    s->ci = (ci_outputs){.junit_path = options->junit, .baseline_path = options->baseline,
-                         .archive_path = s->archive_path};
+    s->reports = (fv_run_reports){.junit_path = options->junit,
+                                  .baseline_path = options->baseline,
+                                  .archive_path = s->archive_path,
+                                  .threshold = options->regression_threshold,
+                                  .alpha = options->regression_alpha};
     if (options->resume != NULL)
         FV_TRY(load_resumed_rows(s, options->resume));
     if (options->baseline != NULL)
@@ -520,8 +494,8 @@ static int coordinate(run_state *s, bool *peers_done)
     fv_run_recorder_summary(&s->recorder);
     if (exit_code > 128)
         print_stop_note(s, exit_code);
-    if (write_ci_outputs(&s->ci, s->recorder.results, s->recorder.result_count, &exit_code) !=
-        FV_OK) {
+    if (fv_run_write_reports(&s->reports, s->recorder.archive, s->recorder.results,
+                             s->recorder.result_count, &exit_code) != FV_OK) {
         fprintf(stderr, "fuservalidate: %s\n", fv_error_message());
         exit_code = 2;
     }

@@ -146,4 +146,25 @@ int fv_run_follow(fv_run_session *session, fv_run_executor *executor, bool *abor
 /* Monotonic seconds. */
 double fv_run_now(void);
 
+/* ------------------------------------------------------------ reports */
+
+/* What a run writes for CI at the end (run_reports.c). */
+typedef struct fv_run_reports {
+    const char *junit_path;      /* --junit FILE, or NULL */
+    const char *baseline_path;   /* --baseline OLD.h5, or NULL */
+    const char *archive_path;    /* this run's archive */
+    double threshold;            /* --threshold as a fraction; < 0: the default (5%) */
+    double alpha;                /* --alpha; <= 0: the default (0.01) */
+} fv_run_reports;
+
+/* Rank 0, once the cases are over and before the archive is closed, with
+ * every row of the run (after --resume, the earlier sessions' too): with a
+ * baseline, flushes the archive, compares it with the baseline, prints the
+ * comparison and raises *exit_status from 0 to 1 on a new failure or
+ * regression; writes the JUnit report (atomically) when asked.  Failures:
+ * those of fv_archive_flush, fv_compare_archives (naming the archive) and
+ * fv_junit_write; the run then exits 2. */
+fv_status fv_run_write_reports(const fv_run_reports *reports, fv_archive *archive,
+                               const fv_result *results, int32_t count, int *exit_status);
+
 #endif
