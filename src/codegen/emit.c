@@ -566,6 +566,15 @@ void fv_codegen_store(fv_emitter *emitter, int position, int32_t value, fv_emit_
                         (int)source);
 }
 
+void fv_codegen_compute_output(fv_emitter *emitter, bool *scratch, int position, int32_t value,
+                               fv_emit_index where, fv_emit_index store_at)
+{
+    memset(scratch, 0, (size_t)emitter->view->fusion->value_count + 1);
+    scratch[fv_codegen_stored_value(emitter->view, value)] = true;
+    fv_codegen_compute(emitter, scratch, where);
+    fv_codegen_store(emitter, position, value, store_at);
+}
+
 /* ----------------------------------------------------------- skeletons */
 
 static int find_section(const char *name, size_t length, const char *const *names, int count)

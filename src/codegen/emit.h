@@ -81,6 +81,12 @@ int32_t fv_codegen_stored_value(const fv_segment_view *view, int32_t value);
  * dtype; reads fv_codegen_stored_value(value). */
 void fv_codegen_store(fv_emitter *emitter, int position, int32_t value, fv_emit_index where);
 
+/* Computes what output `position` (value `value`) needs at `where` and
+ * stores it at `store_at`.  `scratch` holds value_count + 1 flags (cleared
+ * and used here). */
+void fv_codegen_compute_output(fv_emitter *emitter, bool *scratch, int position, int32_t value,
+                               fv_emit_index where, fv_emit_index store_at);
+
 /* Saves / restores the declared set around a scope. */
 bool *fv_codegen_save(const fv_emitter *emitter);
 void fv_codegen_restore(fv_emitter *emitter, bool *saved);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/file.h"
 #include "common/sha256.h"
 
 /* Entry layout (docs/runtime.md), integers little-endian:
@@ -382,78 +383,16 @@ static int read_file(const char *path, uint64_t limit, uint8_t **data, size_t *s
     return error;
 }
 
-static fv_status write_all(int descriptor, const void *data, size_t size, const char *path)
-{
-    const uint8_t *bytes = data;
-    while (size > 0) {
-        ssize_t written = write(descriptor, bytes, size);
-        if (written < 0 && errno == EINTR)
-            continue;
-        if (written < 0)
-            FV_FAIL(FV_ERR_IO, "cannot write %s: %s", path, strerror(errno));
-        bytes += written;
-        size -= (size_t)written;
-    }
-    return FV_OK;
-}
-
-/* Makes a rename in `directory` durable. */
-static fv_status sync_directory(const char *directory)
-{
-    int descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (descriptor < 0)
-        FV_FAIL(FV_ERR_IO, "cannot open directory %s: %s", directory, strerror(errno));
-    int result = fsync(descriptor);
-    int error = errno;
-    close(descriptor);
-    if (result != 0 && error != EINVAL && error != EROFS)
-        FV_FAIL(FV_ERR_IO, "cannot sync directory %s: %s", directory, strerror(error));
-    return FV_OK;
-}
-
-/* Writes `data` to a private temporary file in the cache directory, syncs it
- * and renames it to `name`: readers see the old file or the new one. */
+/* Writes `data` as the cache entry `name`: readers see the old file or the
+ * new one. */
 static fv_status publish(const fv_rt_cache *cache, const char *name, const void *data,
                          size_t size)
 {
     char final_path[PATH_MAX];
-    char temporary_path[PATH_MAX];
     int length = snprintf(final_path, sizeof final_path, "%s/%s", cache->directory, name);
-    int temporary_length = snprintf(temporary_path, sizeof temporary_path, "%s/.tmp-%s-XXXXXX",
-                                    cache->directory, name);
-    if (length < 0 || (size_t)length >= sizeof final_path || temporary_length < 0 ||
-        (size_t)temporary_length >= sizeof temporary_path)
+    if (length < 0 || (size_t)length >= sizeof final_path)
         FV_FAIL(FV_ERR_USAGE, "kernel cache path too long");
-    int descriptor = mkstemp(temporary_path);
-    if (descriptor < 0)
-        FV_FAIL(FV_ERR_IO, "cannot create a temporary file in %s: %s", cache->directory,
-                strerror(errno));
-    fv_status status = FV_OK;
-    FV_TRY_GOTO(status, write_all(descriptor, data, size, temporary_path), fail);
-    if (fchmod(descriptor, 0644) != 0 || fsync(descriptor) != 0) {
-        status = fv_error_raise(FV_ERR_IO, __FILE__, __LINE__, "cannot sync %s: %s",
-                                temporary_path, strerror(errno));
-        goto fail;
-    }
-    int closed = close(descriptor);
-    descriptor = -1;
-    if (closed != 0) {
-        status = fv_error_raise(FV_ERR_IO, __FILE__, __LINE__, "cannot close %s: %s",
-                                temporary_path, strerror(errno));
-        goto fail;
-    }
-    if (rename(temporary_path, final_path) != 0) {
-        status = fv_error_raise(FV_ERR_IO, __FILE__, __LINE__, "cannot rename %s to %s: %s",
-                                temporary_path, final_path, strerror(errno));
-        goto fail;
-    }
-    FV_TRY(sync_directory(cache->directory));
-    return FV_OK;
-fail:
-    if (descriptor >= 0)
-        close(descriptor);
-    unlink(temporary_path);
-    return status;
+    return fv_file_write_atomic(final_path, data, size);
 }
 
 /* ------------------------------------------------------------------ entries */

@@ -89,3 +89,16 @@ const char *fv_family_number(char *buffer, int value)
     snprintf(buffer, 16, "%d", value);
     return buffer;
 }
+
+void fv_family_needed_closure(const fv_segment_view *view, bool *needed)
+{
+    for (int32_t i = view->op_count - 1; i >= 0; i--) {
+        const fv_op *op = &view->fusion->ops[view->order[i]];
+        bool wanted = false;
+        for (int k = 0; k < op->output_count; k++)
+            wanted = wanted || needed[op->outputs[k]];
+        if (wanted)
+            for (int k = 0; k < op->input_count; k++)
+                needed[op->inputs[k]] = true;
+    }
+}

@@ -32,4 +32,8 @@ void fv_family_kernel_head(const char *family, const fv_schedule_params *params,
 /* Text of a number, for skeleton sections. */
 const char *fv_family_number(char *buffer, int value);
 
+/* Marks in `needed` (one flag per value id) every value that the values
+ * already marked depend on within the segment (walking its ops backwards). */
+void fv_family_needed_closure(const fv_segment_view *view, bool *needed);
+
 #endif

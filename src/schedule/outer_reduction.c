@@ -165,19 +165,6 @@ static void emit_grid_reduce(fv_emitter *e, const fv_op *const *reductions, int 
     fv_codegen_line(e, "}");
 }
 
-static void needed_closure(const fv_segment_view *view, bool *needed)
-{
-    for (int32_t i = view->op_count - 1; i >= 0; i--) {
-        const fv_op *op = &view->fusion->ops[view->order[i]];
-        bool wanted = false;
-        for (int k = 0; k < op->output_count; k++)
-            wanted = wanted || needed[op->outputs[k]];
-        if (wanted)
-            for (int k = 0; k < op->input_count; k++)
-                needed[op->inputs[k]] = true;
-    }
-}
-
 static void emit_epilogue(fv_emitter *e, const fv_op *const *reductions, int count, bool *targets)
 {
     const fv_fusion *fusion = e->view->fusion;
@@ -193,10 +180,8 @@ static void emit_epilogue(fv_emitter *e, const fv_op *const *reductions, int cou
         int32_t id = fusion->outputs[o];
         if (fv_codegen_spans_outer(e->view, id))
             continue;
-        memset(targets, 0, (size_t)fusion->value_count + 1);
-        targets[fv_codegen_stored_value(e->view, id)] = true;
-        fv_codegen_compute(e, targets, (fv_emit_index){"0", "column"});
-        fv_codegen_store(e, (int)o, id, (fv_emit_index){"0", "column"});
+        fv_codegen_compute_output(e, targets, (int)o, id, (fv_emit_index){"0", "column"},
+                                   (fv_emit_index){"0", "column"});
     }
 }
 
@@ -218,7 +203,7 @@ static fv_status emit_sections(const fv_segment_view *view, const fv_schedule_pa
         targets[reductions[r]->inputs[0]] = true;
     for (int32_t o = 0; o < fusion->output_count; o++)
         targets[fusion->outputs[o]] = true;
-    needed_closure(view, targets);
+    fv_family_needed_closure(view, targets);
     for (int32_t v = 0; v < fusion->value_count; v++)
         targets[v] = targets[v] && fusion->values[v].kind == FV_VALUE_TENSOR &&
                      !fv_codegen_spans_outer(view, v) && !view->after_reduction[v];
@@ -236,10 +221,8 @@ static fv_status emit_sections(const fv_segment_view *view, const fv_schedule_pa
         int32_t id = fusion->outputs[o];
         if (!fv_codegen_spans_outer(view, id))
             continue;
-        memset(targets, 0, (size_t)fusion->value_count + 1);
-        targets[fv_codegen_stored_value(view, id)] = true;
-        fv_codegen_compute(&e, targets, (fv_emit_index){"row", "column"});
-        fv_codegen_store(&e, (int)o, id, (fv_emit_index){"row", "column"});
+        fv_codegen_compute_output(&e, targets, (int)o, id, (fv_emit_index){"row", "column"},
+                                   (fv_emit_index){"row", "column"});
     }
     emit_accumulate(&e, reductions, count);
     fv_codegen_restore(&e, before_body);

@@ -799,19 +799,6 @@ static fv_status set_register_buffer_lines(persistent_emit *p)
     return FV_OK;
 }
 
-static void needed_closure(const fv_segment_view *view, bool *needed)
-{
-    for (int32_t i = view->op_count - 1; i >= 0; i--) {
-        const fv_op *op = &view->fusion->ops[view->order[i]];
-        bool wanted = false;
-        for (int k = 0; k < op->output_count; k++)
-            wanted = wanted || needed[op->outputs[k]];
-        if (wanted)
-            for (int k = 0; k < op->input_count; k++)
-                needed[op->inputs[k]] = true;
-    }
-}
-
 /* Values computed once per row before the reductions (row statistics). */
 static void emit_row_prologue(persistent_emit *p)
 {
@@ -823,7 +810,7 @@ static void emit_row_prologue(persistent_emit *p)
         p->targets[p->analysis.inner[r]->inputs[0]] = true;
     for (int r = 0; r < p->analysis.outer_count; r++)
         p->targets[p->analysis.outer[r]->inputs[0]] = true;
-    needed_closure(p->view, p->targets);
+    fv_family_needed_closure(p->view, p->targets);
     for (int32_t v = 0; v < fusion->value_count; v++)
         p->targets[v] = p->targets[v] && fusion->values[v].kind == FV_VALUE_TENSOR &&
                         !fv_codegen_spans_inner(p->view, v) && p->analysis.level[v] == 0 &&
@@ -986,10 +973,8 @@ static void emit_epilogue(persistent_emit *p)
         int32_t id = fusion->outputs[o];
         if (!fv_codegen_spans_inner(p->view, id) || !fv_codegen_spans_outer(p->view, id))
             continue;
-        memset(p->targets, 0, (size_t)fusion->value_count + 1);
-        p->targets[fv_codegen_stored_value(p->view, id)] = true;
-        fv_codegen_compute(e, p->targets, (fv_emit_index){"row", "column"});
-        fv_codegen_store(e, (int)o, id, (fv_emit_index){"row", "column"});
+        fv_codegen_compute_output(e, p->targets, (int)o, id, (fv_emit_index){"row", "column"},
+                                   (fv_emit_index){"row", "column"});
     }
     for (int r = 0; r < a->outer_count; r++) {
         memset(p->targets, 0, (size_t)fusion->value_count + 1);
@@ -1018,10 +1003,8 @@ static void emit_epilogue(persistent_emit *p)
         int32_t id = fusion->outputs[o];
         if (!fv_codegen_spans_outer(p->view, id) || fv_codegen_spans_inner(p->view, id))
             continue;
-        memset(p->targets, 0, (size_t)fusion->value_count + 1);
-        p->targets[fv_codegen_stored_value(p->view, id)] = true;
-        fv_codegen_compute(e, p->targets, (fv_emit_index){"row", "0"});
-        fv_codegen_store(e, (int)o, id, (fv_emit_index){"row", "0"});
+        fv_codegen_compute_output(e, p->targets, (int)o, id, (fv_emit_index){"row", "0"},
+                                   (fv_emit_index){"row", "0"});
     }
     e->indent -= 4;
     fv_codegen_line(e, "}");
@@ -1114,10 +1097,8 @@ static fv_status emit_stage_two(persistent_emit *p)
         int32_t id = fusion->outputs[o];
         if (fv_codegen_spans_outer(p->view, id))
             continue;
-        memset(p->targets, 0, (size_t)fusion->value_count + 1);
-        p->targets[fv_codegen_stored_value(p->view, id)] = true;
-        fv_codegen_compute(&e, p->targets, (fv_emit_index){"0", "column"});
-        fv_codegen_store(&e, (int)o, id, (fv_emit_index){"0", "column"});
+        fv_codegen_compute_output(&e, p->targets, (int)o, id, (fv_emit_index){"0", "column"},
+                                   (fv_emit_index){"0", "column"});
     }
     e.indent -= 4;
     fv_codegen_line(&e, "}");

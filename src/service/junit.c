@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/file.h"
 #include "common/text.h"
 #include "service/junit.h"
 
@@ -381,60 +382,6 @@ static void append_suite(fv_text *out, const char *suite_name, const fv_text *ca
 
 /* ------------------------------------------------------------ writing */
 
-static fv_status write_all(int descriptor, const char *data, size_t size, const char *path)
-{
-    while (size > 0) {
-        ssize_t written = write(descriptor, data, size);
-        if (written < 0 && errno == EINTR)
-            continue;
-        if (written <= 0)
-            FV_FAIL(FV_ERR_IO, "cannot write %s: %s", path,
-                    written < 0 ? strerror(errno) : "nothing written");
-        data += written;
-        size -= (size_t)written;
-    }
-    return FV_OK;
-}
-
-/* Writes `data` to a temporary file next to `path`, syncs it and renames it
- * over `path`.  Removes the temporary file on failure. */
-static fv_status write_atomically(const char *path, const char *data, size_t size)
-{
-    char temporary_path[PATH_MAX];
-    int length = snprintf(temporary_path, sizeof temporary_path, "%s.tmp-XXXXXX", path);
-    if (length < 0 || (size_t)length >= sizeof temporary_path)
-        FV_FAIL(FV_ERR_IO, "cannot write %s: path too long", path);
-    int descriptor = mkstemp(temporary_path);
-    if (descriptor < 0)
-        FV_FAIL(FV_ERR_IO, "cannot write %s: cannot create a temporary file: %s", path,
-                strerror(errno));
-    fv_status status = FV_OK;
-    FV_TRY_GOTO(status, write_all(descriptor, data, size, temporary_path), fail);
-    if (fchmod(descriptor, 0644) != 0 || fsync(descriptor) != 0) {
-        status = fv_error_raise(FV_ERR_IO, __FILE__, __LINE__, "cannot sync %s: %s",
-                                temporary_path, strerror(errno));
-        goto fail;
-    }
-    int closed = close(descriptor);
-    descriptor = -1;
-    if (closed != 0) {
-        status = fv_error_raise(FV_ERR_IO, __FILE__, __LINE__, "cannot close %s: %s",
-                                temporary_path, strerror(errno));
-        goto fail;
-    }
-    if (rename(temporary_path, path) != 0) {
-        status = fv_error_raise(FV_ERR_IO, __FILE__, __LINE__, "cannot rename %s to %s: %s",
-                                temporary_path, path, strerror(errno));
-        goto fail;
-    }
-    return FV_OK;
-fail:
-    if (descriptor >= 0)
-        close(descriptor);
-    unlink(temporary_path);
-    return status;
-}
-
 fv_status fv_junit_write(const char *path, const char *suite_name, const fv_result *results,
                          int count, const fv_junit_regression *regressions,
                          int regression_count, double total_seconds)
@@ -459,7 +406,7 @@ fv_status fv_junit_write(const char *path, const char *suite_name, const fv_resu
     if (status != FV_OK)
         fv_error_raise(status, __FILE__, __LINE__, "out of memory writing %s", path);
     else
-        status = write_atomically(path, fv_text_str(&document), document.length);
+        status = fv_file_write_atomic(path, fv_text_str(&document), document.length);
     if (status != FV_OK)
         fv_error_trace(__FILE__, __LINE__);
     fv_text_free(&cases);
