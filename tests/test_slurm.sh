@@ -179,8 +179,8 @@ shared="$work/shared"
 export FV_MODULES="" FV_ROOT="$source_dir" FV_BIN="$tool" FV_SHARED="$shared"
 export FV_CASES="$source_dir/tests/cases" COMPILE_ONLY=1 FV_BASELINE=""
 export FV_MPI_PLUGIN="${FV_TEST_MPI_PLUGIN:-pmix}"
-# One rank per GPU on one node, scaled to this machine: 1 task, 1 GPU (more
-# ranks once `run` distributes cases over MPI: FV_TEST_RANKS).
+# One rank per GPU on one node, scaled to this machine: 1 task, 1 GPU
+# (FV_TEST_RANKS=N submits N ranks on the node).
 ranks="${FV_TEST_RANKS:-1}"
 # Under AddressSanitizer, leak checking is off for MPI-launched runs only:
 # Open MPI itself leaks at exit (the single-process runs here keep it on).
