@@ -13,6 +13,7 @@
 #include "frontend/frontend.h"
 #include "norm_fusions.h"
 #include "segment/segment.h"
+#include "schedule/ws_heuristic.h"
 #include "service/plan.h"
 #include "test_support.h"
 
@@ -230,6 +231,126 @@ START_TEST(irregular_sizes)
 }
 END_TEST
 
+/* ----------------------------------------- warp-specialized heuristic */
+
+static fv_device device_named(const char *name)
+{
+    fv_device device;
+    FV_ASSERT_OK(fv_sched_device_from_table(name, &device));
+    return device;
+}
+
+/* A bf16 norm backward at rows x hidden: x and dy circular, the weight
+ * along the row, `partial_rows` f32 partial rows (1 for RMS, 2 for LN). */
+static fv_sched_ws_problem norm_problem(int64_t rows, int64_t hidden, int element_bytes,
+                                        int partial_rows, int inner_reductions)
+{
+    return (fv_sched_ws_problem){.rows = rows, .inner = hidden, .vector = 16 / element_bytes,
+                                 .circular_bytes = 2 * hidden * element_bytes,
+                                 .noncircular_bytes = hidden * element_bytes,
+                                 .partial_bytes = partial_rows * hidden * 4,
+                                 .inner_reductions = inner_reductions, .static_shapes = true};
+}
+
+/* Registers per thread of a block and register sharing, as in nvFuser:
+ * 384 threads get 168, split 232 (compute) / 40 (producer). */
+START_TEST(ws_register_budgets)
+{
+    fv_device b200 = device_named("B200");
+    ck_assert_int_eq(fv_sched_ws_registers_per_thread(&b200, 384), 168);
+    ck_assert_int_eq(fv_sched_ws_registers_per_thread(&b200, 256), 255);
+    ck_assert_int_eq(fv_sched_ws_registers_per_thread(&b200, 640), 96);
+    fv_sched_ws_problem rms = norm_problem(16384, 4096, 2, 1, 1);
+    ck_assert_int_eq(fv_sched_ws_registers_for(&rms, rms.circular_bytes, 128), 32);
+    ck_assert_int_eq(fv_sched_ws_registers_for(&rms, rms.noncircular_bytes, 128), 16);
+    ck_assert_int_eq(fv_sched_ws_registers_for(&rms, rms.partial_bytes, 128), 32);
+}
+END_TEST
+
+/* nvfuser.md 1.3's worked examples on B200. */
+START_TEST(ws_worked_examples_on_b200)
+{
+    fv_device b200 = device_named("B200");
+    fv_sched_ws_params p;
+    /* RMS bwd 16384 x 4096 bf16: unroll 4 would need 288 > 232 registers */
+    fv_sched_ws_problem rms = norm_problem(16384, 4096, 2, 1, 1);
+    FV_ASSERT_OK(fv_sched_ws_heuristic(&rms, &b200, &p));
+    ck_assert_int_eq(p.bdimx, 128);
+    ck_assert_int_eq(p.bdimy, 2);
+    ck_assert_int_eq(p.unroll, 2);
+    ck_assert_int_eq(p.stages, 4);
+    ck_assert_int_eq(p.threads, 384);
+    ck_assert(p.register_sharing);
+    ck_assert_int_eq(p.compute_registers, 232);
+    ck_assert_int_eq(p.producer_registers, 40);
+    ck_assert_int_eq(p.registers_needed, 224);
+    ck_assert(p.regs_cached && p.gmem_to_regs);
+    ck_assert_int_eq(p.pass, 'A');
+    ck_assert(p.good);
+    /* LN bwd 16384 x 2048 bf16: 216 <= 232 registers, 135 KB of shared memory */
+    fv_sched_ws_problem ln = norm_problem(16384, 2048, 2, 2, 2);
+    FV_ASSERT_OK(fv_sched_ws_heuristic(&ln, &b200, &p));
+    ck_assert_int_eq(p.bdimx, 128);
+    ck_assert_int_eq(p.bdimy, 2);
+    ck_assert_int_eq(p.unroll, 4);
+    ck_assert_int_eq(p.stages, 4);
+    ck_assert_int_eq(p.registers_needed, 216);
+    ck_assert_int_eq(p.shared_bytes, 135296);
+    ck_assert(p.good);
+}
+END_TEST
+
+/* is_good_ws_heuristic: the B200 RMS-bwd fp16 cutoff near H = 24K (one
+ * compute group with the weight in registers must leave 64 registers). */
+START_TEST(ws_good_heuristic_cutoff)
+{
+    fv_device b200 = device_named("B200");
+    fv_sched_ws_params p;
+    fv_sched_ws_problem at_24k = norm_problem(16384, 24576, 2, 1, 1);
+    FV_ASSERT_OK(fv_sched_ws_heuristic(&at_24k, &b200, &p));
+    ck_assert_int_eq(p.bdimy, 1);
+    ck_assert_int_eq(p.bdimx, 384);
+    ck_assert_int_eq(p.stages, 2);
+    ck_assert(p.gmem_to_regs);
+    ck_assert_msg(p.good, "%s", p.why_not_good); /* 160 - 32 - 64 = 64 registers left */
+    fv_sched_ws_problem at_28k = norm_problem(16384, 28672, 2, 1, 1);
+    FV_ASSERT_OK(fv_sched_ws_heuristic(&at_28k, &b200, &p));
+    ck_assert(!p.good);
+    ck_assert_ptr_nonnull(strstr(p.why_not_good, "leaves 40 registers"));
+    /* a row too large for two stages */
+    fv_sched_ws_problem at_32k = norm_problem(16384, 32768, 2, 1, 1);
+    FV_ASSERT_OK(fv_sched_ws_heuristic(&at_32k, &b200, &p));
+    ck_assert(!p.good);
+}
+END_TEST
+
+/* Selection (nvfuser.md 1.4): Blackwell only, static shapes, enough rows per
+ * SM (more than 16 for layer norm, more than 4 for RMS norm). */
+START_TEST(ws_selection_rules)
+{
+    fv_device b200 = device_named("B200"), h100 = device_named("H100");
+    char why[160];
+    fv_sched_ws_problem ln = norm_problem(16384, 2048, 2, 2, 2);
+    ck_assert(fv_sched_ws_preferred(&ln, &b200, why, sizeof why));
+    ck_assert(!fv_sched_ws_preferred(&ln, &h100, why, sizeof why));
+    ck_assert_ptr_nonnull(strstr(why, "compute capability 9.0"));
+    fv_sched_ws_problem symbolic = ln;
+    symbolic.static_shapes = false;
+    ck_assert(!fv_sched_ws_preferred(&symbolic, &b200, why, sizeof why));
+    ck_assert_ptr_nonnull(strstr(why, "symbolic"));
+    /* 2368 rows = 16 per SM on 148 SMs: not enough for layer norm ... */
+    fv_sched_ws_problem few = norm_problem(2368, 2048, 2, 2, 2);
+    ck_assert(!fv_sched_ws_preferred(&few, &b200, why, sizeof why));
+    few.rows = 2369;
+    ck_assert(fv_sched_ws_preferred(&few, &b200, why, sizeof why));
+    /* ... while RMS norm needs more than 4 per SM (592 rows) */
+    fv_sched_ws_problem rms = norm_problem(592, 4096, 2, 1, 1);
+    ck_assert(!fv_sched_ws_preferred(&rms, &b200, why, sizeof why));
+    rms.rows = 593;
+    ck_assert(fv_sched_ws_preferred(&rms, &b200, why, sizeof why));
+}
+END_TEST
+
 static Suite *persistent_suite(void)
 {
     Suite *suite = suite_create("persistent");
@@ -243,6 +364,12 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, forward_norms_are_inner_persistent);
     tcase_add_test(tcase, irregular_sizes);
     suite_add_tcase(suite, tcase);
+    TCase *ws = tcase_create("warp_specialized");
+    tcase_add_test(ws, ws_register_budgets);
+    tcase_add_test(ws, ws_worked_examples_on_b200);
+    tcase_add_test(ws, ws_good_heuristic_cutoff);
+    tcase_add_test(ws, ws_selection_rules);
+    suite_add_tcase(suite, ws);
     return suite;
 }
 
