@@ -169,6 +169,12 @@ START_TEST(generated_code_is_commented)
 }
 END_TEST
 
+/* The multi-wave families (the registry without the warp-specialized one). */
+static const fv_scheduler *const multiwave_families[] = {
+    &fv_sched_inner_outer_persistent, &fv_sched_inner_persistent, &fv_sched_pointwise,
+    &fv_sched_inner_reduction,        &fv_sched_outer_reduction,  NULL,
+};
+
 /* With every family, a norm backward is one cooperative persistent kernel:
  * rows loaded once with 16-byte vectors, the grouped inner reductions, the
  * partials in registers, a grid sync and the second stage. */
@@ -176,7 +182,7 @@ START_TEST(norm_backward_is_one_persistent_kernel)
 {
     char names[4][32];
     int count;
-    char **sources = generate_with(NULL, NORM_LAYER_BACKWARD, FV_BF16, 16384, 4096, &count, names);
+    char **sources = generate_with(multiwave_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 4096, &count, names);
     ck_assert_int_eq(count, 1);
     ck_assert_str_eq(names[0], "inner_outer_persistent");
     const char *code = kernel_code(sources[0]);
@@ -193,7 +199,7 @@ START_TEST(norm_backward_is_one_persistent_kernel)
     ck_assert_ptr_nonnull(strstr(code, "fv_row_sum_group<128, 2>(sums1, reduction_scratch);"));
     free_sources(sources, count);
 
-    sources = generate_with(NULL, NORM_RMS_FORWARD, FV_F32, 4096, 1024, &count, names);
+    sources = generate_with(multiwave_families, NORM_RMS_FORWARD, FV_F32, 4096, 1024, &count, names);
     ck_assert_int_eq(count, 1);
     ck_assert_str_eq(names[0], "inner_persistent");
     ck_assert_ptr_nonnull(strstr(kernel_code(sources[0]), "fv_copy_async<4>("));
@@ -201,10 +207,37 @@ START_TEST(norm_backward_is_one_persistent_kernel)
     free_sources(sources, count);
 
     /* layer-norm forward: var_mean in two passes over the buffered row */
-    sources = generate_with(NULL, NORM_LAYER_FORWARD, FV_BF16, 4096, 2048, &count, names);
+    sources = generate_with(multiwave_families, NORM_LAYER_FORWARD, FV_BF16, 4096, 2048, &count, names);
     ck_assert_int_eq(count, 1);
     ck_assert_ptr_nonnull(strstr(kernel_code(sources[0]), "// var_mean, pass 2"));
     ck_assert_ptr_null(strstr(kernel_code(sources[0]), "fv_welford_add("));
+    free_sources(sources, count);
+}
+END_TEST
+
+/* The warp-specialized kernel: one producer thread issues 1-D bulk copies
+ * of whole rows completing on the stage's full barrier; compute groups wait
+ * on it, reduce on their own named barrier and release the stage. */
+START_TEST(warp_specialized_kernel_structure)
+{
+    static const fv_scheduler *const ws_families[] = {
+        &fv_sched_inner_outer_ws, &fv_sched_inner_persistent, &fv_sched_pointwise,
+        &fv_sched_inner_reduction, &fv_sched_outer_reduction, NULL,
+    };
+    char names[4][32];
+    int count;
+    char **sources = generate_with(ws_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 4096, &count,
+                                   names);
+    ck_assert_int_eq(count, 1);
+    ck_assert_str_eq(names[0], "inner_outer_ws");
+    const char *code = kernel_code(sources[0]);
+    ck_assert_ptr_nonnull(strstr(code, "fv_bulk_copy(buffer0_slots + (long long)slot_row * 4096, in0 + fetch_row * inner,"));
+    ck_assert_ptr_nonnull(strstr(code, "fv_barrier_expect_bytes(&full_barriers[stage], (unsigned)(rows * inner * 4));"));
+    ck_assert_ptr_nonnull(strstr(code, "fv_barrier_wait(&full_barriers[stage]"));
+    ck_assert_ptr_nonnull(strstr(code, "fv_barrier_arrive(&empty_barriers[stage]);"));
+    ck_assert_ptr_nonnull(strstr(code, "fv_group_sum<128, 2>(sums1, reduction_scratch, 1 + group);"));
+    ck_assert_ptr_null(strstr(code, "fv_row_sum_group<"));
+    ck_assert_ptr_nonnull(strstr(code, "cooperative_groups::this_grid().sync();"));
     free_sources(sources, count);
 }
 END_TEST
@@ -234,6 +267,7 @@ static Suite *codegen_suite(void)
     tcase_add_test(tcase, reductions_and_grid_reduction);
     tcase_add_test(tcase, generated_code_is_commented);
     tcase_add_test(tcase, norm_backward_is_one_persistent_kernel);
+    tcase_add_test(tcase, warp_specialized_kernel_structure);
     tcase_add_test(tcase, skeleton_filling);
     suite_add_tcase(suite, tcase);
     return suite;

@@ -68,7 +68,8 @@ static fv_case *thunder_layer_norm_backward(fv_case_list *list)
 }
 
 /* Seed 000: Thunder's layer-norm backward (mean as [N], pow(rstd, 3), sums
- * over a size-1 dimension) is one multi-wave kernel.  H = 2048 in bf16:
+ * over a size-1 dimension) is one multi-wave kernel on Hopper (and on
+ * Blackwell when the multi-wave approach is forced).  H = 2048 in bf16:
  * 8-element vectors, minimum batch 2, so 128 threads with batch 2; two f32
  * partial rows of 16 per thread plus the overhead gives ~96 registers, 5
  * blocks of 4 warps per SM. */
@@ -81,6 +82,7 @@ START_TEST(seed_000_thunder_layer_norm_backward)
         int sms;
     } devices[] = {{"H100", 132}, {"B200", 148}};
     for (size_t d = 0; d < 2; d++) {
+        c->approach = d == 0 ? FV_APPROACH_AUTO : FV_APPROACH_MULTIWAVE;
         choice chosen;
         choose_for(c, devices[d].device, &chosen);
         ck_assert_int_eq(chosen.segments, 1);
@@ -101,6 +103,48 @@ START_TEST(seed_000_thunder_layer_norm_backward)
         ck_assert_int_eq(chosen.launch.dynamic_shared_bytes, 2 * 2 * 2048 * 2 + 2048 * 2);
         assert_fits(&chosen, devices[d].device, 16384);
     }
+    fv_case_list_free(&list);
+}
+END_TEST
+
+/* Seed 000 on B200 with the automatic rule: static shapes, 111 rows per SM
+ * (> 16 with two inner reductions), a good heuristic: the warp-specialized
+ * kernel of nvfuser.md 1.3's worked example (2 compute groups of 128
+ * threads, 4 rows per step, 4 stages, the weight in registers). */
+START_TEST(seed_000_on_b200_is_warp_specialized)
+{
+    fv_case_list list;
+    fv_case *c = thunder_layer_norm_backward(&list);
+    choice chosen;
+    choose_for(c, "B200", &chosen);
+    ck_assert_int_eq(chosen.segments, 1);
+    ck_assert_str_eq(chosen.family, "inner_outer_ws");
+    ck_assert_int_eq(chosen.params.block_x, 128);
+    ck_assert_int_eq(chosen.params.block_y, 2);
+    ck_assert_int_eq(chosen.launch.block[1], 3); /* 2 groups + the producer */
+    ck_assert_int_eq(chosen.launch.grid[0], 148);
+    ck_assert(chosen.launch.cooperative);
+    ck_assert_msg(strstr(chosen.params.description, "4 rows per step, 4 stages") != NULL, "%s",
+                  chosen.params.description);
+    ck_assert_ptr_nonnull(strstr(chosen.params.description, "weight in registers"));
+    /* x and dy: 4 stages x 4 rows of 2048 bf16 each */
+    ck_assert_int_eq(chosen.launch.dynamic_shared_bytes, 2 * 4 * 4 * 2048 * 2);
+    ck_assert_int_eq(chosen.launch.workspace_bytes, 2LL * 148 * 2 * 2048 * 4);
+    /* the same case with symbolic shapes (the sweep's definition) stays multi-wave */
+    fv_case *symbolic = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 16384, 2048, 0);
+    choose_for(symbolic, "B200", &chosen);
+    ck_assert_str_eq(chosen.family, "inner_outer_persistent");
+    /* and H = 1023 never takes bulk copies, even when forced */
+    fv_case *odd = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 2049, 1023, 0);
+    odd->approach = FV_APPROACH_WS;
+    choose_for(odd, "H100", &chosen);
+    ck_assert_str_eq(chosen.family, "inner_outer_persistent");
+    /* forced on Hopper, a multiple of 16 bytes per row takes it */
+    symbolic->approach = FV_APPROACH_WS;
+    choose_for(symbolic, "H100", &chosen);
+    ck_assert_str_eq(chosen.family, "inner_outer_ws");
+    fv_case_free(odd);
+    fv_case_free(symbolic);
     fv_case_list_free(&list);
 }
 END_TEST
@@ -357,6 +401,7 @@ static Suite *persistent_suite(void)
     TCase *tcase = tcase_create("persistent");
     tcase_set_timeout(tcase, 60);
     tcase_add_test(tcase, seed_000_thunder_layer_norm_backward);
+    tcase_add_test(tcase, seed_000_on_b200_is_warp_specialized);
     tcase_add_test(tcase, multi_wave_example_on_h100);
     tcase_add_test(tcase, seed_001_shapes_fit_the_budgets);
     tcase_add_test(tcase, large_rows_take_more_threads);

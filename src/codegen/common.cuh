@@ -80,6 +80,69 @@ __device__ __forceinline__ void fv_async_commit() { asm volatile("cp.async.commi
 template <int PENDING>
 __device__ __forceinline__ void fv_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory"); }
 
+// mbarriers and 1-D bulk copies (TMA) of the warp-specialized kernels.  A
+// full barrier completes when its expected bytes have landed; an empty one
+// when every thread of its compute group has arrived.  Waits name the phase
+// parity to wait for (a fresh barrier counts its previous phase, parity 1, as
+// complete).
+__device__ __forceinline__ unsigned fv_shared_address(const void *pointer)
+{
+    return (unsigned)__cvta_generic_to_shared(pointer);
+}
+
+__device__ __forceinline__ void fv_barrier_init(unsigned long long *barrier, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(fv_shared_address(barrier)), "r"(count));
+}
+
+// Makes the initialized barriers visible to the async proxy (the TMA unit).
+__device__ __forceinline__ void fv_barrier_fence_init()
+{
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void fv_barrier_wait(unsigned long long *barrier, unsigned parity)
+{
+    unsigned ready = 0;
+    while (!ready)
+        asm volatile("{\n .reg .pred done;\n mbarrier.try_wait.parity.shared::cta.b64 done, [%1], %2;\n"
+                     " selp.u32 %0, 1, 0, done;\n}\n"
+                     : "=r"(ready)
+                     : "r"(fv_shared_address(barrier)), "r"(parity)
+                     : "memory");
+}
+
+__device__ __forceinline__ void fv_barrier_arrive(unsigned long long *barrier)
+{
+    unsigned long long state;
+    asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];\n"
+                 : "=l"(state)
+                 : "r"(fv_shared_address(barrier))
+                 : "memory");
+    (void)state;
+}
+
+// The producer's arrival: the phase completes when `bytes` more have landed.
+__device__ __forceinline__ void fv_barrier_expect_bytes(unsigned long long *barrier, unsigned bytes)
+{
+    unsigned long long state;
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 %0, [%1], %2;\n"
+                 : "=l"(state)
+                 : "r"(fv_shared_address(barrier)), "r"(bytes)
+                 : "memory");
+    (void)state;
+}
+
+// Copies `bytes` (a multiple of 16, both addresses 16-byte aligned) from
+// global to shared memory with the TMA unit; completes on `barrier`.
+__device__ __forceinline__ void fv_bulk_copy(void *shared, const void *global, unsigned bytes,
+                                             unsigned long long *barrier)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+                 ::"r"(fv_shared_address(shared)), "l"(global), "r"(bytes), "r"(fv_shared_address(barrier))
+                 : "memory");
+}
+
 // Double-precision and integer tensors are moved element by element.
 template <int N, typename T, typename R>
 __device__ __forceinline__ void fv_load_exact(const T *__restrict__ p, R (&out)[N])
@@ -228,6 +291,46 @@ __device__ __forceinline__ void fv_row_sum_group(float (&values)[COUNT], float *
 #pragma unroll
     for (int k = 0; k < COUNT; ++k)
         values[k] = fv_warp_sum(lane < BLOCK_X / 32 ? row[k * 32 + lane] : 0.0f, 32);
+}
+
+// The same within one compute group of a warp-specialized kernel: the
+// BLOCK_X threads of this threadIdx.y synchronize on named barrier `barrier`
+// (1 + the group), not the whole block, whose producer warps do not take part.
+template <int BLOCK_X, int COUNT>
+__device__ __forceinline__ void fv_group_sum(float (&values)[COUNT], float *scratch, int barrier)
+{
+#pragma unroll
+    for (int k = 0; k < COUNT; ++k)
+        values[k] = fv_warp_sum(values[k], BLOCK_X < 32 ? BLOCK_X : 32);
+    if (BLOCK_X <= 32)
+        return;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    float *row = scratch + threadIdx.y * 32 * COUNT;
+    asm volatile("bar.sync %0, %1;\n" ::"r"(barrier), "n"(BLOCK_X) : "memory");
+    if (lane == 0) {
+#pragma unroll
+        for (int k = 0; k < COUNT; ++k)
+            row[k * 32 + warp] = values[k];
+    }
+    asm volatile("bar.sync %0, %1;\n" ::"r"(barrier), "n"(BLOCK_X) : "memory");
+#pragma unroll
+    for (int k = 0; k < COUNT; ++k)
+        values[k] = fv_warp_sum(lane < BLOCK_X / 32 ? row[k * 32 + lane] : 0.0f, 32);
+}
+
+template <int BLOCK_X>
+__device__ __forceinline__ float fv_group_max(float value, float *scratch, int barrier)
+{
+    value = fv_warp_max(value, BLOCK_X < 32 ? BLOCK_X : 32);
+    if (BLOCK_X <= 32)
+        return value;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    float *row = scratch + threadIdx.y * 32;
+    asm volatile("bar.sync %0, %1;\n" ::"r"(barrier), "n"(BLOCK_X) : "memory");
+    if (lane == 0)
+        row[warp] = value;
+    asm volatile("bar.sync %0, %1;\n" ::"r"(barrier), "n"(BLOCK_X) : "memory");
+    return fv_warp_max(lane < BLOCK_X / 32 ? row[lane] : -INFINITY, 32);
 }
 
 // Welford merge over the BLOCK_X threads of a row; `scratch` holds

@@ -27,6 +27,7 @@ extern const char fv_skeleton_inner_reduction[];
 extern const char fv_skeleton_outer_reduction[];
 extern const char fv_skeleton_inner_persistent[];
 extern const char fv_skeleton_inner_outer_persistent[];
+extern const char fv_skeleton_inner_outer_ws[];
 
 typedef struct fv_emitter {
     const fv_segment_view *view;

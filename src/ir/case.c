@@ -79,6 +79,35 @@ fv_status fv_case_create(fv_fusion *fusion, fv_case **out)
     return FV_OK;
 }
 
+fv_status fv_case_clone(const fv_case *c, fv_case **out)
+{
+    fv_case *copy = malloc(sizeof *copy);
+    FV_CHECK_ALLOC(copy);
+    *copy = *c;
+    copy->symbol_extents = malloc(sizeof(int64_t) * (size_t)(c->symbol_count + 1));
+    if (copy->symbol_extents == NULL) {
+        free(copy);
+        FV_FAIL(FV_ERR_NOMEM, "out of memory copying case %s", c->id);
+    }
+    memcpy(copy->symbol_extents, c->symbol_extents, sizeof(int64_t) * (size_t)c->symbol_count);
+    fv_ir_fusion_retain(copy->fusion);
+    *out = copy;
+    return FV_OK;
+}
+
+void fv_case_with_approach(fv_case *c, fv_case_approach approach)
+{
+    char base[FV_CASE_ID_CAPACITY];
+    fv_case_approach previous;
+    fv_case_split_approach(c->id, base, sizeof base, &previous);
+    c->approach = approach;
+    if (approach == FV_APPROACH_AUTO)
+        snprintf(c->id, sizeof c->id, "%s", base);
+    else
+        snprintf(c->id, sizeof c->id, "%.*s@%s", (int)(sizeof c->id - 12), base,
+                 fv_case_approach_name(approach));
+}
+
 void fv_case_free(fv_case *c)
 {
     if (c == NULL)
@@ -326,4 +355,47 @@ void fv_case_make_id(fv_case *c)
     fv_case_size_label(c, sizes, sizeof sizes);
     snprintf(c->id, sizeof c->id, "%s/%s/%s/s%llu", c->family, fv_dtype_name(c->dtype), sizes,
              (unsigned long long)c->seed);
+}
+
+static const char *const approach_names[] = {"auto", "multiwave", "ws"};
+
+const char *fv_case_approach_name(fv_case_approach approach)
+{
+    return approach >= FV_APPROACH_AUTO && approach <= FV_APPROACH_WS ? approach_names[approach]
+                                                                       : "?";
+}
+
+bool fv_case_approach_parse(const char *text, fv_case_approach *approach)
+{
+    for (int i = 0; i <= FV_APPROACH_WS; i++)
+        if (strcmp(text, approach_names[i]) == 0) {
+            *approach = (fv_case_approach)i;
+            return true;
+        }
+    return false;
+}
+
+void fv_case_split_approach(const char *id, char *base, size_t size, fv_case_approach *approach)
+{
+    *approach = FV_APPROACH_AUTO;
+    const char *at = strrchr(id, '@');
+    fv_case_approach parsed;
+    if (at != NULL && fv_case_approach_parse(at + 1, &parsed) && parsed != FV_APPROACH_AUTO) {
+        *approach = parsed;
+        snprintf(base, size, "%.*s", (int)(at - id), id);
+        return;
+    }
+    snprintf(base, size, "%s", id);
+}
+
+bool fv_case_static_shapes(const fv_case *c)
+{
+    const fv_fusion *fusion = c->fusion;
+    for (int32_t i = 0; i < fusion->input_count; i++) {
+        const fv_value *v = &fusion->values[fusion->inputs[i]];
+        for (int d = 0; v->kind == FV_VALUE_TENSOR && d < v->rank; d++)
+            if (v->dims[d].extent < 0)
+                return false;
+    }
+    return true;
 }

@@ -27,6 +27,24 @@ bool fv_distribution_parse(const char *text, fv_distribution *distribution);
 /* Writes the same syntax back ("normal(0,1)"). */
 void fv_distribution_format(const fv_distribution *distribution, char *buffer, size_t size);
 
+/* Which approach a norm-backward case runs with: nvFuser's rule picks one
+ * (auto), or the run forces one and the case id says so ("...@ws"). */
+typedef enum fv_case_approach {
+    FV_APPROACH_AUTO = 0,
+    FV_APPROACH_MULTIWAVE,
+    FV_APPROACH_WS
+} fv_case_approach;
+
+/* "auto", "multiwave", "ws". */
+const char *fv_case_approach_name(fv_case_approach approach);
+
+/* Parses those names; false otherwise. */
+bool fv_case_approach_parse(const char *text, fv_case_approach *approach);
+
+/* Splits "id@ws" into the id and the approach (FV_APPROACH_AUTO and the
+ * whole text when there is no known suffix).  `base` holds `size` bytes. */
+void fv_case_split_approach(const char *id, char *base, size_t size, fv_case_approach *approach);
+
 #define FV_CASE_ID_CAPACITY 192
 #define FV_CASE_MAX_INPUTS 32
 
@@ -42,12 +60,21 @@ typedef struct fv_case {
     uint64_t seed;
     fv_distribution distributions[FV_CASE_MAX_INPUTS]; /* per fusion input */
     double scalar_inputs[FV_CASE_MAX_INPUTS];          /* scalar input values */
+    fv_case_approach approach;    /* forced approach, or FV_APPROACH_AUTO */
 } fv_case;
 
 /* Creates a case for `fusion` (takes a reference) with every symbol unbound,
  * seed 0 and normal(0,1) inputs.  FV_ERR_UNSUPPORTED if the fusion has more
  * than FV_CASE_MAX_INPUTS inputs. */
 fv_status fv_case_create(fv_fusion *fusion, fv_case **out);
+
+/* A copy of `c` (sharing its fusion, with a reference of its own).
+ * FV_ERR_NOMEM. */
+fv_status fv_case_clone(const fv_case *c, fv_case **out);
+
+/* Forces `approach` on the case and marks its id ("...@ws"); AUTO removes
+ * the mark. */
+void fv_case_with_approach(fv_case *c, fv_case_approach approach);
 
 /* Frees a case and drops its fusion reference.  NULL is ok. */
 void fv_case_free(fv_case *c);
@@ -84,5 +111,9 @@ void fv_case_size_label(const fv_case *c, char *buffer, size_t size);
 
 /* Builds the id from family, dtype, sizes and seed (overwrites c->id). */
 void fv_case_make_id(fv_case *c);
+
+/* Whether every input extent of the case's fusion is a constant of its
+ * definition (no symbolic dimension): a static shape. */
+bool fv_case_static_shapes(const fv_case *c);
 
 #endif /* FV_IR_CASE_H */

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "schedule/family.h"
+#include "schedule/ws_heuristic.h"
 
 enum {
     MAX_REDUCTIONS = 16,
@@ -196,6 +197,9 @@ enum {
                              this one is computed) or 1 */
     EXTRA_CACHED,         /* bit i: input i along the row only (a weight) is copied to
                              shared memory once per block */
+    EXTRA_WS_STAGES,      /* warp-specialized: stages of the circular buffer */
+    EXTRA_WS_UNROLL,      /* warp-specialized: rows per compute step */
+    EXTRA_WS_WEIGHT_REGISTERS, /* warp-specialized: the row-constant inputs live in registers */
 };
 
 typedef struct buffered_inputs {
@@ -470,6 +474,25 @@ static int round_up_pow2_or_8(int64_t value)
     return (int)((value + 7) / 8 * 8);
 }
 
+/* Stage 2 (nvfuser.md 1.2) over `threads` threads of each of `grid`
+ * blocks: vec_outer = min(H >= 4096 ? 4 : 2, vec); bdimx =
+ * roundUpPow2Or8(ceil(H / vec_outer / grid)), raised by 8 until it divides
+ * the block; bdimy = block / bdimx. */
+static void set_stage_two(fv_schedule_params *params, int64_t inner, int grid, int threads)
+{
+    int stage_vector = inner >= 4096 ? 4 : 2;
+    if (stage_vector > params->vector)
+        stage_vector = params->vector;
+    int stage_x = round_up_pow2_or_8((inner / stage_vector + grid - 1) / grid);
+    while (stage_x < threads && threads % stage_x != 0)
+        stage_x += 8;
+    if (stage_x > threads)
+        stage_x = threads;
+    params->extra[EXTRA_STAGE_X] = stage_x;
+    params->extra[EXTRA_STAGE_Y] = threads / stage_x;
+    params->extra[EXTRA_STAGE_VECTOR] = stage_vector;
+}
+
 static fv_status inner_outer_choose(const fv_segment_view *view, const fv_case *c,
                                     const fv_device *device, fv_schedule_params *params)
 {
@@ -486,20 +509,8 @@ static fv_status inner_outer_choose(const fv_segment_view *view, const fv_case *
     }
     int64_t outer, inner;
     fv_sched_canonical_extents(view, c, &outer, &inner);
-    /* Stage 2 (nvfuser.md 1.2): vec_outer = min(H >= 4096 ? 4 : 2, vec);
-     * bdimx = roundUpPow2Or8(ceil(H / vec_outer / grid)), raised by 8 until
-     * it divides the block; bdimy = block / bdimx. */
-    int stage_vector = inner >= 4096 ? 4 : 2;
-    if (stage_vector > params->vector)
-        stage_vector = params->vector;
-    int stage_x = round_up_pow2_or_8((inner / stage_vector + best.grid - 1) / best.grid);
-    while (stage_x < best.threads && best.threads % stage_x != 0)
-        stage_x += 8;
-    if (stage_x > best.threads)
-        stage_x = best.threads;
-    params->extra[EXTRA_STAGE_X] = stage_x;
-    params->extra[EXTRA_STAGE_Y] = best.threads / stage_x;
-    params->extra[EXTRA_STAGE_VECTOR] = stage_vector;
+    set_stage_two(params, inner, best.grid, best.threads);
+    int stage_x = params->extra[EXTRA_STAGE_X], stage_vector = params->extra[EXTRA_STAGE_VECTOR];
     buffered_inputs buffers;
     find_buffered(view, &buffers);
     char placement[160];
@@ -516,9 +527,165 @@ static fv_status inner_outer_choose(const fv_segment_view *view, const fv_case *
     return FV_OK;
 }
 
+/* ------------------------------------------------- warp-specialized */
+
+enum {
+    WS_PRODUCER_THREADS = 128,
+    WS_STATIC_SHARED = 8192,  /* barriers, group scratch and the stage-2 scratch */
+};
+
+/* The heuristic's view of a segment and case (bytes per row of each kind of
+ * buffer), and whether 1-D bulk copies can move its rows: every buffered
+ * row a multiple of 16 bytes. */
+static fv_status ws_problem(const fv_segment_view *view, const fv_case *c,
+                            fv_sched_ws_problem *problem, buffered_inputs *buffers, char *why,
+                            size_t why_size, bool *possible)
+{
+    persistent_analysis a;
+    FV_TRY(analyze(view, &a));
+    int64_t outer, inner;
+    fv_sched_canonical_extents(view, c, &outer, &inner);
+    find_buffered(view, buffers);
+    memset(problem, 0, sizeof *problem);
+    problem->rows = outer;
+    problem->inner = inner;
+    problem->vector = fv_family_vector_width(view, inner);
+    problem->partial_bytes = (int64_t)a.outer_count * inner * 4;
+    problem->inner_reductions = a.inner_count;
+    problem->static_shapes = fv_case_static_shapes(c);
+    analysis_free(&a);
+    *possible = true;
+    for (int i = 0; i < buffers->count; i++) {
+        int64_t row_bytes = inner * (int64_t)buffers->element_bytes[i];
+        problem->circular_bytes += row_bytes;
+        if (row_bytes % 16 != 0 && *possible) {
+            *possible = false;
+            snprintf(why, why_size, "rows of %lld bytes: 1-D bulk copies move multiples of 16 bytes",
+                     (long long)row_bytes);
+        }
+    }
+    for (int i = 0; i < buffers->cached_count; i++)
+        problem->noncircular_bytes += inner * (int64_t)buffers->cached_element_bytes[i];
+    if (*possible && buffers->count == 0) {
+        *possible = false;
+        snprintf(why, why_size, "no row buffers to copy");
+    }
+    return FV_OK;
+}
+
+/* The case's approach, or nvFuser's automatic rule (nvfuser.md 1.4). */
+static bool ws_selected(const fv_segment_view *view, const fv_case *c, const fv_device *device,
+                        char *why, size_t why_size)
+{
+    if (c->approach == FV_APPROACH_MULTIWAVE) {
+        snprintf(why, why_size, "the case forces the multi-wave approach");
+        return false;
+    }
+    if (c->approach == FV_APPROACH_WS)
+        return true;
+    fv_sched_ws_problem problem;
+    buffered_inputs buffers;
+    bool possible;
+    if (ws_problem(view, c, &problem, &buffers, why, why_size, &possible) != FV_OK) {
+        fv_error_clear();
+        snprintf(why, why_size, "out of memory");
+        return false;
+    }
+    if (!possible || !fv_sched_ws_preferred(&problem, device, why, why_size))
+        return false;
+    fv_sched_ws_params ws;
+    if (fv_sched_ws_heuristic(&problem, device, &ws) != FV_OK) {
+        snprintf(why, why_size, "%s", fv_error_message());
+        fv_error_clear();
+        return false;
+    }
+    if (!ws.good)
+        snprintf(why, why_size, "the warp-specialized heuristic is not good: %s", ws.why_not_good);
+    return ws.good;
+}
+
+/* Dynamic shared memory of the kernel: per buffered input, stages x unroll
+ * row slots of the row capacity; then the row-constant inputs kept in
+ * shared memory. */
+static int64_t ws_shared_bytes(const buffered_inputs *buffers, int64_t capacity, int stages,
+                               int unroll, bool weight_in_registers)
+{
+    int64_t bytes = 0;
+    for (int i = 0; i < buffers->count; i++)
+        bytes += (capacity * (int64_t)buffers->element_bytes[i] * stages * unroll + 127) / 128 * 128;
+    for (int i = 0; !weight_in_registers && i < buffers->cached_count; i++)
+        bytes += (capacity * (int64_t)buffers->cached_element_bytes[i] + 127) / 128 * 128;
+    return bytes;
+}
+
+static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const fv_device *device,
+                           fv_schedule_params *params)
+{
+    fv_sched_ws_problem problem;
+    buffered_inputs buffers;
+    char why[256] = "";
+    bool possible;
+    FV_TRY(ws_problem(view, c, &problem, &buffers, why, sizeof why, &possible));
+    if (!possible)
+        FV_FAIL(FV_ERR_UNSUPPORTED, "warp-specialized: %s", why);
+    fv_sched_ws_params ws;
+    FV_TRY(fv_sched_ws_heuristic(&problem, device, &ws));
+    int groups = ws.stages >= ws.bdimy ? ws.bdimy : 1;
+    int64_t vectors = problem.inner / problem.vector;
+    int batch = (int)((vectors + ws.bdimx - 1) / ws.bdimx);
+    int64_t capacity = (int64_t)batch * ws.bdimx * problem.vector;
+    int stages = ws.stages / groups * groups;
+    int64_t budget = device->shared_per_block_optin - WS_STATIC_SHARED;
+    while (stages > groups &&
+           ws_shared_bytes(&buffers, capacity, stages, ws.unroll, ws.gmem_to_regs) > budget)
+        stages -= groups;
+    int64_t shared = ws_shared_bytes(&buffers, capacity, stages, ws.unroll, ws.gmem_to_regs);
+    if (shared > budget)
+        FV_FAIL(FV_ERR_UNSUPPORTED,
+                "warp-specialized: %lld bytes of row slots do not fit in shared memory",
+                (long long)shared);
+    int64_t tiles = (problem.rows + (int64_t)ws.unroll * groups - 1) / ((int64_t)ws.unroll * groups);
+    int grid = tiles < device->sm_count ? (int)tiles : device->sm_count;
+    memset(params, 0, sizeof *params);
+    params->vector = problem.vector;
+    params->block_x = ws.bdimx;
+    params->block_y = groups;
+    params->serial = batch;
+    params->extra[EXTRA_IN_SHARED] = (int)((1u << buffers.count) - 1);
+    params->extra[EXTRA_MIN_BLOCKS] = 1;
+    params->extra[EXTRA_SHARED_BYTES] = (int)shared;
+    params->extra[EXTRA_GRID] = grid;
+    params->extra[EXTRA_CACHED] =
+        ws.gmem_to_regs ? 0 : (int)((1u << buffers.cached_count) - 1);
+    params->extra[EXTRA_WS_STAGES] = stages;
+    params->extra[EXTRA_WS_UNROLL] = ws.unroll;
+    params->extra[EXTRA_WS_WEIGHT_REGISTERS] = ws.gmem_to_regs;
+    int threads = ws.bdimx * (groups + 1);
+    set_stage_two(params, problem.inner, grid, threads);
+    snprintf(params->description, sizeof params->description,
+             "warp-specialized inner-outer persistent (TMA): %d compute group%s of %d threads "
+             "and a producer warp group, %d rows per step, %d stages of 1-D bulk copies, batch %d "
+             "of %d-element vectors, weight in %s, one block per SM (%d blocks); heuristic pass "
+             "%c, %d registers needed of %d per compute thread%s%s%s",
+             groups, groups > 1 ? "s" : "", ws.bdimx, ws.unroll, stages, batch, problem.vector,
+             ws.gmem_to_regs ? "registers" : "shared memory", grid, ws.pass, ws.registers_needed,
+             ws.compute_registers, ws.register_sharing ? " with register sharing" : "",
+             ws.good ? "" : "; forced although not good: ", ws.good ? "" : ws.why_not_good);
+    (void)c;
+    return FV_OK;
+}
+
 /* ------------------------------------------------------------- emitting */
 
+/* Which kernel the emitter writes. */
+typedef enum persistent_kind {
+    KIND_INNER,        /* inner persistent */
+    KIND_MULTIWAVE,    /* inner-outer, multi-wave */
+    KIND_WS            /* inner-outer, warp-specialized */
+} persistent_kind;
+
 typedef struct persistent_emit {
+    persistent_kind kind;
     const fv_segment_view *view;
     const fv_schedule_params *params;
     persistent_analysis analysis;
@@ -526,8 +693,8 @@ typedef struct persistent_emit {
     fv_emitter e;
     bool *targets;
     char **buffered_lines;      /* per value id: the line reading its buffer */
-    fv_text before_rows, row_start, prologue, load, stages, epilogue, partials, write_partials,
-        stage_two, parameters;
+    fv_text before_rows, row_start, fetch, prologue, load, stages, epilogue, partials,
+        write_partials, stage_two, parameters;
     int scratch_per_row;        /* floats of reduction scratch per row of the block */
 } persistent_emit;
 
@@ -799,6 +966,113 @@ static fv_status set_register_buffer_lines(persistent_emit *p)
     return FV_OK;
 }
 
+/* Warp-specialized: the stage regions of the buffered inputs ([stages x
+ * unroll] row slots of the row capacity each) and the row-constant inputs,
+ * in compute threads' registers or copied once to shared memory. */
+static fv_status emit_ws_before_rows(persistent_emit *p)
+{
+    const fv_schedule_params *params = p->params;
+    const fv_fusion *fusion = p->view->fusion;
+    fv_emitter *e = &p->e;
+    e->out = &p->before_rows;
+    int capacity = row_capacity(params);
+    int slot_rows = params->extra[EXTRA_WS_STAGES] * params->extra[EXTRA_WS_UNROLL];
+    size_t offset = 0;
+    for (int i = 0; i < p->buffers.count; i++) {
+        int32_t v = p->buffers.values[i];
+        const char *type = storage_name(fusion->values[v].dtype);
+        char label[40];
+        fv_ir_value_label(fusion, v, label);
+        fv_codegen_line(e, "// %s: %d row slots (stages x rows per step) of %d elements", label,
+                        slot_rows, capacity);
+        fv_codegen_line(e, "%s *const buffer%d_slots = reinterpret_cast<%s *>(row_buffers + %zu);",
+                        type, (int)v, type, offset);
+        offset += (size_t)(((int64_t)capacity * (int64_t)p->buffers.element_bytes[i] * slot_rows +
+                            127) / 128 * 128);
+        FV_TRY(set_buffered_line(p, v, "float v%d[%d];\nfv_load<%d>(buffer%d + column, v%d);",
+                                 (int)v, params->vector, params->vector, (int)v, (int)v));
+    }
+    bool in_registers = params->extra[EXTRA_WS_WEIGHT_REGISTERS] != 0;
+    for (int i = 0; i < p->buffers.cached_count; i++) {
+        int32_t v = p->buffers.cached_values[i];
+        int position = input_position(fusion, v);
+        char label[40];
+        fv_ir_value_label(fusion, v, label);
+        if (in_registers) {
+            fv_codegen_line(e, "// %s: the same for every row, in each compute thread's registers", label);
+            fv_codegen_line(e, "float weight%d[%d][%d];", (int)v, params->serial, params->vector);
+            fv_codegen_line(e, "if (group < %d) {", params->block_y);
+            e->indent += 4;
+            open_batch_loop(e, params, "");
+            fv_codegen_line(e, "fv_load<%d>(in%d + column, weight%d[b]);", params->vector, position,
+                            (int)v);
+            close_batch_loop(e);
+            e->indent -= 4;
+            fv_codegen_line(e, "}");
+            FV_TRY(set_buffered_line(p, v, "const float (&v%d)[%d] = weight%d[b];", (int)v,
+                                     params->vector, (int)v));
+            continue;
+        }
+        const char *type = storage_name(fusion->values[v].dtype);
+        fv_codegen_line(e, "// %s: the same for every row, copied to shared memory once", label);
+        fv_codegen_line(e, "%s *const cached%d = reinterpret_cast<%s *>(row_buffers + %zu);", type,
+                        (int)v, type, offset);
+        fv_codegen_line(e, "for (long long column = (long long)(threadIdx.y * %d + threadIdx.x) * %d; column < inner;",
+                        params->block_x, params->vector);
+        fv_codegen_line(e, "     column += %d)", params->block_x * (params->block_y + 1) * params->vector);
+        fv_codegen_line(e, "    fv_copy_async<%d>(cached%d + column, in%d + column);", params->vector,
+                        (int)v, position);
+        fv_codegen_line(e, "fv_async_commit();");
+        fv_codegen_line(e, "fv_async_wait<0>();");
+        offset += (size_t)(((int64_t)capacity * (int64_t)p->buffers.cached_element_bytes[i] + 127) /
+                           128 * 128);
+        FV_TRY(set_buffered_line(p, v, "float v%d[%d];\nfv_load<%d>(cached%d + column, v%d);",
+                                 (int)v, params->vector, params->vector, (int)v, (int)v));
+    }
+    return FV_OK;
+}
+
+/* Warp-specialized, the producer: the bulk copies of row `fetch_row` into
+ * slot row `slot_row` of each buffered input. */
+static void emit_ws_fetch(persistent_emit *p)
+{
+    const fv_fusion *fusion = p->view->fusion;
+    fv_emitter *e = &p->e;
+    e->out = &p->fetch;
+    int capacity = row_capacity(p->params);
+    for (int i = 0; i < p->buffers.count; i++) {
+        int32_t v = p->buffers.values[i];
+        fv_codegen_line(e, "fv_bulk_copy(buffer%d_slots + (long long)slot_row * %d, in%d + fetch_row * inner,",
+                        (int)v, capacity, input_position(fusion, v));
+        fv_codegen_line(e, "             (unsigned)(inner * %zu), &full_barriers[stage]);",
+                        p->buffers.element_bytes[i]);
+    }
+}
+
+/* Warp-specialized, a compute row: its slot in each buffer. */
+static void emit_ws_row_start(persistent_emit *p)
+{
+    const fv_fusion *fusion = p->view->fusion;
+    fv_emitter *e = &p->e;
+    e->out = &p->row_start;
+    int capacity = row_capacity(p->params);
+    for (int i = 0; i < p->buffers.count; i++) {
+        int32_t v = p->buffers.values[i];
+        const char *type = storage_name(fusion->values[v].dtype);
+        fv_codegen_line(e, "const %s *const buffer%d = buffer%d_slots + (long long)slot_row * %d;",
+                        type, (int)v, (int)v, capacity);
+    }
+}
+
+/* Bytes of one row of every buffered input together, per element. */
+static size_t ws_row_element_bytes(const buffered_inputs *buffers)
+{
+    size_t bytes = 0;
+    for (int i = 0; i < buffers->count; i++)
+        bytes += buffers->element_bytes[i];
+    return bytes;
+}
+
 /* Values computed once per row before the reductions (row statistics). */
 static void emit_row_prologue(persistent_emit *p)
 {
@@ -834,6 +1108,19 @@ static void accumulate_lanes(fv_emitter *e, const fv_schedule_params *params, co
 static const char *rounding_open(fv_dtype dtype)
 {
     return dtype == FV_BF16 ? "fv_round_bf16(" : (dtype == FV_F16 ? "fv_round_f16(" : "");
+}
+
+/* The block reduction of `count` sums in array `name`<level>: over the
+ * row's threads (the whole block synchronizes), or, warp-specialized, over
+ * the compute group on its named barrier. */
+static void emit_group_sum(persistent_emit *p, const char *name, int level, int count)
+{
+    if (p->kind == KIND_WS)
+        fv_codegen_line(&p->e, "fv_group_sum<%d, %d>(%s%d, reduction_scratch, 1 + group);",
+                        p->params->block_x, count, name, level);
+    else
+        fv_codegen_line(&p->e, "fv_row_sum_group<%d, %d>(%s%d, reduction_scratch);",
+                        p->params->block_x, count, name, level);
 }
 
 /* The inner reductions of one level: one pass over the row buffers for all
@@ -885,8 +1172,7 @@ static void emit_reduction_level(persistent_emit *p, int level)
     close_batch_loop(e);
     fv_codegen_restore(e, saved);
     if (group_count > 0)
-        fv_codegen_line(e, "fv_row_sum_group<%d, %d>(sums%d, reduction_scratch);", params->block_x,
-                        group_count, level);
+        emit_group_sum(p, "sums", level, group_count);
     char expression[160];
     for (int r = 0; r < a->inner_count; r++) {
         if (a->inner_level[r] != level)
@@ -894,8 +1180,12 @@ static void emit_reduction_level(persistent_emit *p, int level)
         const fv_op *op = a->inner[r];
         fv_dtype dtype = fusion->values[op->outputs[0]].dtype;
         if (op->kind == FV_OP_MAX) {
-            fv_codegen_line(e, "maximum%d = fv_row_max<%d>(maximum%d, reduction_scratch);", r,
-                            params->block_x, r);
+            if (p->kind == KIND_WS)
+                fv_codegen_line(e, "maximum%d = fv_group_max<%d>(maximum%d, reduction_scratch, 1 + group);",
+                                r, params->block_x, r);
+            else
+                fv_codegen_line(e, "maximum%d = fv_row_max<%d>(maximum%d, reduction_scratch);", r,
+                                params->block_x, r);
             snprintf(expression, sizeof expression, "%smaximum%d%s", rounding_open(dtype), r,
                      fv_dtype_is_half(dtype) ? ")" : "");
             fv_codegen_declare(e, op->outputs[0], expression);
@@ -929,8 +1219,7 @@ static void emit_reduction_level(persistent_emit *p, int level)
     }
     close_batch_loop(e);
     fv_codegen_restore(e, saved);
-    fv_codegen_line(e, "fv_row_sum_group<%d, %d>(squares%d, reduction_scratch);", params->block_x,
-                    var_means, level);
+    emit_group_sum(p, "squares", level, var_means);
     square = 0;
     for (int r = 0; r < a->inner_count; r++) {
         const fv_op *op = a->inner[r];
@@ -1115,9 +1404,9 @@ static void free_emit(persistent_emit *p)
     free(p->targets);
     analysis_free(&p->analysis);
     fv_codegen_end(&p->e);
-    fv_text *texts[] = {&p->before_rows, &p->row_start, &p->prologue, &p->load, &p->stages,
-                        &p->epilogue, &p->partials, &p->write_partials, &p->stage_two,
-                        &p->parameters};
+    fv_text *texts[] = {&p->before_rows, &p->row_start, &p->fetch, &p->prologue, &p->load,
+                        &p->stages, &p->epilogue, &p->partials, &p->write_partials,
+                        &p->stage_two, &p->parameters};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
         fv_text_free(texts[i]);
 }
@@ -1134,11 +1423,18 @@ static fv_status emit_sections(persistent_emit *p)
     FV_CHECK_ALLOC(p->buffered_lines);
     p->e.buffered_load = (const char **)p->buffered_lines;
     p->scratch_per_row = scratch_per_row(&p->analysis);
-    FV_TRY(set_register_buffer_lines(p));
-    FV_TRY(emit_before_rows(p));
-    emit_row_start(p);
-    emit_row_prologue(p);
-    emit_load_row(p);
+    if (p->kind == KIND_WS) {
+        FV_TRY(emit_ws_before_rows(p));
+        emit_ws_fetch(p);
+        emit_ws_row_start(p);
+        emit_row_prologue(p);
+    } else {
+        FV_TRY(set_register_buffer_lines(p));
+        FV_TRY(emit_before_rows(p));
+        emit_row_start(p);
+        emit_row_prologue(p);
+        emit_load_row(p);
+    }
     p->e.out = &p->stages;
     for (int level = 1; level <= p->analysis.levels; level++)
         emit_reduction_level(p, level);
@@ -1151,39 +1447,89 @@ static fv_status emit_sections(persistent_emit *p)
     return FV_OK;
 }
 
+/* The named sections and numbers a skeleton is filled with. */
+typedef struct skeleton_fill {
+    const char *names[32];
+    const char *sections[32];
+    char numbers[32][16];
+    int count;
+} skeleton_fill;
+
+static void fill_text(skeleton_fill *fill, const char *name, const char *text)
+{
+    fill->names[fill->count] = name;
+    fill->sections[fill->count++] = text;
+}
+
+static void fill_number(skeleton_fill *fill, const char *name, int value)
+{
+    fill_text(fill, name, fv_family_number(fill->numbers[fill->count], value));
+}
+
+static void fill_common(skeleton_fill *fill, const persistent_emit *p, const char *kernel_name)
+{
+    const fv_schedule_params *params = p->params;
+    fill_text(fill, "KERNEL_NAME", kernel_name);
+    fill_text(fill, "PARAMETERS", fv_text_str(&p->parameters));
+    fill_number(fill, "BLOCK_X", params->block_x);
+    fill_number(fill, "SCRATCH_PER_ROW", p->scratch_per_row);
+    fill_text(fill, "BEFORE_ROWS", fv_text_str(&p->before_rows));
+    fill_text(fill, "ROW_START", fv_text_str(&p->row_start));
+    fill_text(fill, "ROW_PROLOGUE", fv_text_str(&p->prologue));
+    fill_text(fill, "EPILOGUE", fv_text_str(&p->epilogue));
+    fill_text(fill, "PARTIALS", fv_text_str(&p->partials));
+    fill_text(fill, "WRITE_PARTIALS", fv_text_str(&p->write_partials));
+    fill_number(fill, "STAGE_X", params->extra[EXTRA_STAGE_X]);
+    fill_number(fill, "STAGE_Y", params->extra[EXTRA_STAGE_Y]);
+    fill_number(fill, "STAGE_VECTOR", params->extra[EXTRA_STAGE_VECTOR]);
+    fill_text(fill, "STAGE_TWO", fv_text_str(&p->stage_two));
+}
+
+static void fill_multiwave(skeleton_fill *fill, const persistent_emit *p)
+{
+    const fv_schedule_params *params = p->params;
+    fill_number(fill, "THREADS", params->block_x * params->block_y);
+    fill_number(fill, "MIN_BLOCKS", params->extra[EXTRA_MIN_BLOCKS]);
+    fill_number(fill, "BLOCK_Y", params->block_y);
+    fill_number(fill, "VECTOR", params->vector);
+    fill_number(fill, "BATCH", params->serial);
+    fill_text(fill, "LOAD_ROW", fv_text_str(&p->load));
+    fill_text(fill, "STAGES", fv_text_str(&p->stages));
+}
+
+static void fill_warp_specialized(skeleton_fill *fill, const persistent_emit *p)
+{
+    const fv_schedule_params *params = p->params;
+    int stages = params->extra[EXTRA_WS_STAGES];
+    fill_number(fill, "THREADS", params->block_x * (params->block_y + 1));
+    fill_number(fill, "GROUPS", params->block_y);
+    fill_number(fill, "STAGES", stages);
+    fill_number(fill, "SLOTS", stages / params->block_y);
+    fill_number(fill, "UNROLL", params->extra[EXTRA_WS_UNROLL]);
+    fill_number(fill, "ROW_ELEMENT_BYTES", (int)ws_row_element_bytes(&p->buffers));
+    fill_text(fill, "FETCH_ROW", fv_text_str(&p->fetch));
+    fill_text(fill, "STAGES_CODE", fv_text_str(&p->stages));
+}
+
 static fv_status persistent_emit_kernel(const fv_segment_view *view,
                                         const fv_schedule_params *params, const char *kernel_name,
-                                        fv_text *source, bool inner_outer)
+                                        fv_text *source, persistent_kind kind)
 {
-    persistent_emit p = {.view = view, .params = params};
+    persistent_emit p = {.kind = kind, .view = view, .params = params};
     fv_status status = emit_sections(&p);
     if (status == FV_OK) {
-        char threads[16], min_blocks[16], block_x[16], block_y[16], stage_x[16], stage_y[16],
-            stage_vector[16], scratch[16];
-        const char *names[] = {"THREADS", "MIN_BLOCKS", "KERNEL_NAME", "PARAMETERS", "BLOCK_X",
-                               "BLOCK_Y", "ROW_PROLOGUE", "LOAD_ROW", "STAGES", "EPILOGUE",
-                               "VECTOR", "BATCH", "PARTIALS", "WRITE_PARTIALS", "STAGE_X",
-                               "STAGE_Y", "STAGE_VECTOR", "STAGE_TWO", "BEFORE_ROWS",
-                               "ROW_START", "SCRATCH_PER_ROW"};
-        char vector[16], batch[16];
-        const char *sections[] = {
-            fv_family_number(threads, params->block_x * params->block_y),
-            fv_family_number(min_blocks, params->extra[EXTRA_MIN_BLOCKS]), kernel_name,
-            fv_text_str(&p.parameters), fv_family_number(block_x, params->block_x),
-            fv_family_number(block_y, params->block_y), fv_text_str(&p.prologue),
-            fv_text_str(&p.load), fv_text_str(&p.stages), fv_text_str(&p.epilogue),
-            fv_family_number(vector, params->vector), fv_family_number(batch, params->serial),
-            fv_text_str(&p.partials), fv_text_str(&p.write_partials),
-            fv_family_number(stage_x, params->extra[EXTRA_STAGE_X]),
-            fv_family_number(stage_y, params->extra[EXTRA_STAGE_Y]),
-            fv_family_number(stage_vector, params->extra[EXTRA_STAGE_VECTOR]),
-            fv_text_str(&p.stage_two), fv_text_str(&p.before_rows), fv_text_str(&p.row_start),
-            fv_family_number(scratch, p.scratch_per_row)};
-        fv_family_kernel_head(inner_outer ? "inner_outer_persistent" : "inner_persistent", params,
-                              source);
-        status = fv_codegen_fill(inner_outer ? fv_skeleton_inner_outer_persistent
-                                             : fv_skeleton_inner_persistent,
-                                 names, sections, sizeof names / sizeof names[0], source);
+        skeleton_fill fill = {.count = 0};
+        fill_common(&fill, &p, kernel_name);
+        if (kind == KIND_WS)
+            fill_warp_specialized(&fill, &p);
+        else
+            fill_multiwave(&fill, &p);
+        static const char *const family_names[] = {"inner_persistent", "inner_outer_persistent",
+                                                   "inner_outer_ws"};
+        const char *skeletons[] = {fv_skeleton_inner_persistent,
+                                   fv_skeleton_inner_outer_persistent, fv_skeleton_inner_outer_ws};
+        fv_family_kernel_head(family_names[kind], params, source);
+        status = fv_codegen_fill(skeletons[kind], fill.names, fill.sections, fill.count, source);
     }
     free_emit(&p);
     return status;
@@ -1193,13 +1539,19 @@ static fv_status inner_persistent_emit(const fv_segment_view *view,
                                        const fv_schedule_params *params, const char *kernel_name,
                                        fv_text *source)
 {
-    return persistent_emit_kernel(view, params, kernel_name, source, false);
+    return persistent_emit_kernel(view, params, kernel_name, source, KIND_INNER);
 }
 
 static fv_status inner_outer_emit(const fv_segment_view *view, const fv_schedule_params *params,
                                   const char *kernel_name, fv_text *source)
 {
-    return persistent_emit_kernel(view, params, kernel_name, source, true);
+    return persistent_emit_kernel(view, params, kernel_name, source, KIND_MULTIWAVE);
+}
+
+static fv_status ws_emit(const fv_segment_view *view, const fv_schedule_params *params,
+                         const char *kernel_name, fv_text *source)
+{
+    return persistent_emit_kernel(view, params, kernel_name, source, KIND_WS);
 }
 
 /* -------------------------------------------------------------- launch */
@@ -1246,6 +1598,29 @@ static fv_status inner_outer_launch(const fv_segment_view *view, const fv_schedu
     return persistent_launch(view, params, c, device, shape, true);
 }
 
+/* One block per SM of compute groups and the producer warp group; the
+ * workspace holds a partial row per (block, group) and outer reduction. */
+static fv_status ws_launch(const fv_segment_view *view, const fv_schedule_params *params,
+                           const fv_case *c, const fv_device *device, fv_launch_shape *shape)
+{
+    int64_t outer, inner;
+    fv_sched_canonical_extents(view, c, &outer, &inner);
+    memset(shape, 0, sizeof *shape);
+    shape->grid[0] = params->extra[EXTRA_GRID];
+    shape->grid[1] = shape->grid[2] = 1;
+    shape->block[0] = params->block_x;
+    shape->block[1] = params->block_y + 1;
+    shape->block[2] = 1;
+    shape->dynamic_shared_bytes = params->extra[EXTRA_SHARED_BYTES];
+    persistent_analysis a;
+    FV_TRY(analyze(view, &a));
+    shape->workspace_bytes = (int64_t)a.outer_count * shape->grid[0] * params->block_y * inner * 4;
+    analysis_free(&a);
+    shape->cooperative = true;
+    (void)device;
+    return FV_OK;
+}
+
 const fv_scheduler fv_sched_inner_persistent = {
     .name = "inner_persistent",
     .accepts = inner_persistent_accepts,
@@ -1260,4 +1635,13 @@ const fv_scheduler fv_sched_inner_outer_persistent = {
     .choose = inner_outer_choose,
     .emit = inner_outer_emit,
     .launch = inner_outer_launch,
+};
+
+const fv_scheduler fv_sched_inner_outer_ws = {
+    .name = "inner_outer_ws",
+    .accepts = inner_outer_accepts,
+    .selected = ws_selected,
+    .choose = ws_choose,
+    .emit = ws_emit,
+    .launch = ws_launch,
 };

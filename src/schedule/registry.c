@@ -5,6 +5,7 @@
 #include "schedule/schedule.h"
 
 static const fv_scheduler *const registry[] = {
+    &fv_sched_inner_outer_ws,
     &fv_sched_inner_outer_persistent,
     &fv_sched_inner_persistent,
     &fv_sched_pointwise,

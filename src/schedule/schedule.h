@@ -76,7 +76,7 @@ typedef struct fv_schedule_params {
     int rows_per_block;
     int grid_limit;      /* at most this many blocks on the grid-strided axis */
     int serial;          /* elements per thread in the serial (persistent) loop */
-    int extra[12];       /* family-specific */
+    int extra[16];       /* family-specific */
     char description[512];
 } fv_schedule_params;
 
@@ -84,6 +84,12 @@ typedef struct fv_scheduler {
     const char *name;  /* "pointwise", "inner_reduction", ... */
     /* Whether the family can take this segment; if not, `why` says why. */
     bool (*accepts)(const fv_segment_view *view, char *why, size_t why_size);
+    /* Optional (NULL: always): whether this family should take the segment
+     * of this case on this device, for families that are one of several
+     * approaches (the case's forced approach, or the automatic rule).  When
+     * false, the plan sets the family aside for the case and notes `why`. */
+    bool (*selected)(const fv_segment_view *view, const fv_case *c, const fv_device *device,
+                     char *why, size_t why_size);
     /* Parameters for a case on a device.  FV_ERR_UNSUPPORTED if the sizes
      * do not fit (e.g. a row too large for a persistent kernel). */
     fv_status (*choose)(const fv_segment_view *view, const fv_case *c, const fv_device *device,
@@ -120,5 +126,6 @@ extern const fv_scheduler fv_sched_inner_reduction;
 extern const fv_scheduler fv_sched_outer_reduction;
 extern const fv_scheduler fv_sched_inner_persistent;
 extern const fv_scheduler fv_sched_inner_outer_persistent;
+extern const fv_scheduler fv_sched_inner_outer_ws;
 
 #endif

@@ -30,6 +30,8 @@ static void print_usage(FILE *stream)
             "  --tolerance POLICY     bound (default) or nvfuser\n"
             "  -o, --output FILE      result archive (default fuservalidate-DATE-PID.h5)\n"
             "  --compile-only         stop after NVRTC (the default without a GPU)\n"
+            "  --approach A           norm backward: auto (nvFuser's rule), multiwave, ws (forced;\n"
+            "                         ids get @ws) or all (each case once per approach)\n"
             "  --no-check             time kernels without checking their outputs against the\n"
             "                         references (benchmarks; results are `skipped`)\n"
             "  --require-gpu          no GPU is a harness failure\n"

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "service/options.h"
+#include "service/plan.h"
 #include "schedule/device.h"
 #include "validate/store.h"
 
@@ -20,6 +21,7 @@ enum {
     OPTION_TOLERANCE,
     OPTION_COMPILE_ONLY,
     OPTION_NO_CHECK,
+    OPTION_APPROACH,
     OPTION_THRESHOLD,
     OPTION_ALPHA,
     OPTION_REQUIRE_GPU,
@@ -51,6 +53,7 @@ static const struct option long_options[] = {
     {"tolerance", required_argument, NULL, OPTION_TOLERANCE},
     {"compile-only", no_argument, NULL, OPTION_COMPILE_ONLY},
     {"no-check", no_argument, NULL, OPTION_NO_CHECK},
+    {"approach", required_argument, NULL, OPTION_APPROACH},
     {"require-gpu", no_argument, NULL, OPTION_REQUIRE_GPU},
     {"device", required_argument, NULL, OPTION_DEVICE},
     {"arch", required_argument, NULL, OPTION_ARCH},
@@ -183,6 +186,12 @@ fv_status fv_options_parse(const char *command, int argc, char **argv, fv_option
             break;
         case OPTION_COMPILE_ONLY: options->compile_only = true; break;
         case OPTION_NO_CHECK: options->no_check = true; break;
+        case OPTION_APPROACH:
+            options->approach_all = strcmp(optarg, "all") == 0;
+            if (!options->approach_all && !fv_case_approach_parse(optarg, &options->approach))
+                FV_FAIL(FV_ERR_USAGE, "--approach needs auto, multiwave, ws or all, not '%s'",
+                        optarg);
+            break;
         case OPTION_REQUIRE_GPU: options->require_gpu = true; break;
         case OPTION_DEVICE: options->device = optarg; break;
         case OPTION_ARCH:
@@ -274,4 +283,85 @@ fv_status fv_options_select_cases(const fv_options *options, fv_case_list *list,
         if (options->filter == NULL || fnmatch(options->filter, list->cases[i]->id, 0) == 0)
             (*selected)[(*count)++] = list->cases[i];
     return FV_OK;
+}
+
+/* Whether the warp-specialized family takes a kernel of the case when forced. */
+static bool warp_specialized_applies(const fv_case *c, const fv_device *device)
+{
+    fv_case forced = *c;
+    forced.approach = FV_APPROACH_WS;
+    fv_case_plan plan;
+    if (fv_plan_case(&forced, device, &plan) != FV_OK) {
+        fv_error_clear();
+        return false;
+    }
+    bool applies = false;
+    for (int32_t k = 0; k < plan.kernel_count; k++)
+        applies = applies || plan.kernels[k].segment->scheduler == &fv_sched_inner_outer_ws;
+    fv_plan_free(&plan);
+    return applies;
+}
+
+static fv_status list_append(fv_case_list *list, fv_case *c)
+{
+    if (list->count == list->capacity) {
+        int32_t capacity = list->capacity ? 2 * list->capacity : 64;
+        fv_case **grown = realloc(list->cases, sizeof *grown * (size_t)capacity);
+        if (grown == NULL) {
+            fv_case_free(c);
+            FV_FAIL(FV_ERR_NOMEM, "out of memory adding case %s", c->id);
+        }
+        list->cases = grown;
+        list->capacity = capacity;
+    }
+    list->cases[list->count++] = c;
+    return FV_OK;
+}
+
+fv_status fv_options_apply_approach(const fv_options *options, const fv_device *device,
+                                    fv_case_list *list, fv_case ***selected, int32_t *count)
+{
+    if (!options->approach_all) {
+        for (int32_t i = 0; options->approach != FV_APPROACH_AUTO && i < *count; i++)
+            fv_case_with_approach((*selected)[i], options->approach);
+        return FV_OK;
+    }
+    fv_case **expanded = calloc((size_t)(2 * *count) + 1, sizeof *expanded);
+    FV_CHECK_ALLOC(expanded);
+    int32_t kept = 0;
+    fv_status status = FV_OK;
+    for (int32_t i = 0; i < *count && status == FV_OK; i++) {
+        fv_case *c = (*selected)[i];
+        if (!warp_specialized_applies(c, device)) {
+            expanded[kept++] = c;
+            continue;
+        }
+        fv_case *ws = NULL;
+        status = fv_case_clone(c, &ws);
+        if (status == FV_OK)
+            status = list_append(list, ws);
+        if (status != FV_OK)
+            break;
+        fv_case_with_approach(c, FV_APPROACH_MULTIWAVE);
+        fv_case_with_approach(ws, FV_APPROACH_WS);
+        expanded[kept++] = c;
+        expanded[kept++] = ws;
+    }
+    if (status != FV_OK) {
+        free(expanded);
+        return status;
+    }
+    free(*selected);
+    *selected = expanded;
+    *count = kept;
+    return FV_OK;
+}
+
+fv_status fv_options_planning_device(const fv_options *options, fv_device *device)
+{
+    const char *name = options->device ? options->device : "H100";
+    int major = 9, minor = 0;
+    if (!options->device && options->arch && fv_sched_parse_arch(options->arch, &major, &minor))
+        name = major >= 10 ? "B200" : "H100";
+    return fv_sched_device_from_table(name, device);
 }

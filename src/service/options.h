@@ -8,6 +8,7 @@
 
 #include "common/status.h"
 #include "frontend/frontend.h"
+#include "schedule/device.h"
 #include "validate/compare.h"
 
 typedef struct fv_options {
@@ -24,6 +25,8 @@ typedef struct fv_options {
     fv_tolerance_policy tolerance;
     bool compile_only;          /* stop after NVRTC */
     bool no_check;              /* run: time kernels without checking outputs (benchmarks) */
+    fv_case_approach approach;  /* --approach: auto (default), multiwave or ws */
+    bool approach_all;          /* --approach all: each case once per applicable approach */
     bool require_gpu;           /* no GPU is a harness failure, not compile-only */
     const char *device;         /* built-in device for --compile-only ("H100", "B200"...) */
     const char *arch;           /* NVRTC target override ("sm_90a", "sm_100a") */
@@ -59,5 +62,18 @@ bool fv_options_parse_size(const char *text, int64_t *bytes);
  * and the list with fv_case_list_free).  FV_ERR_NOT_FOUND for a missing path. */
 fv_status fv_options_select_cases(const fv_options *options, fv_case_list *list,
                                   fv_case ***selected, int32_t *count);
+
+/* Applies --approach to the selected cases of `list`: a forced approach
+ * marks every case ("...@ws"); `all` replaces each case that the
+ * warp-specialized approach can take (planned on `device`) by one case per
+ * approach, "...@multiwave" and "...@ws", added to the list (which owns
+ * them); *selected and *count are updated.  FV_ERR_NOMEM. */
+fv_status fv_options_apply_approach(const fv_options *options, const fv_device *device,
+                                    fv_case_list *list, fv_case ***selected, int32_t *count);
+
+/* The built-in device that show and rank 0 plan for: --device, else B200
+ * for an --arch of compute capability 10 or more, else H100.  FV_ERR_USAGE
+ * for an unknown --device. */
+fv_status fv_options_planning_device(const fv_options *options, fv_device *device);
 
 #endif

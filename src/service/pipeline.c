@@ -619,6 +619,7 @@ static void fill_identity(const fv_pipeline *p, const fv_case *c, fv_result *res
     fv_result_init(result, c->id, c->family, fv_dtype_name(c->dtype), sizes, c->seed,
                    c->source_path);
     snprintf(result->arch, sizeof result->arch, "%s", p->arch);
+    snprintf(result->approach, sizeof result->approach, "%s", fv_case_approach_name(c->approach));
     snprintf(result->tolerance, sizeof result->tolerance, "%s",
              fv_tolerance_name(p->options.tolerance));
     if (p->context != NULL) {

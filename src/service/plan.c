@@ -20,16 +20,32 @@ static void segment_case(const fv_case *c, const fv_segment *segment, fv_case *o
     }
 }
 
+/* Whether the segment's family is selected for the case (see
+ * fv_scheduler.selected); FV_ERR_UNSUPPORTED with the reason if not. */
+static fv_status check_selected(const fv_kernel_plan *kernel, const fv_device *device)
+{
+    const fv_scheduler *scheduler = kernel->segment->scheduler;
+    char why[256] = "";
+    if (scheduler->selected == NULL ||
+        scheduler->selected(&kernel->segment->view, &kernel->segment_case, device, why, sizeof why))
+        return FV_OK;
+    FV_FAIL(FV_ERR_UNSUPPORTED, "%s", why);
+}
+
 static fv_status plan_kernel(const fv_case *c, const fv_segment *segment, int index,
-                             const fv_device *device, fv_kernel_plan *kernel)
+                             const fv_device *device, fv_kernel_plan *kernel,
+                             bool *not_selected)
 {
     memset(kernel, 0, sizeof *kernel);
     kernel->segment = segment;
     segment_case(c, segment, &kernel->segment_case);
     const fv_scheduler *scheduler = segment->scheduler;
     snprintf(kernel->name, sizeof kernel->name, "fv_segment%d_%s", index, scheduler->name);
-    fv_status status = scheduler->choose(&segment->view, &kernel->segment_case, device,
-                                         &kernel->params);
+    fv_status status = check_selected(kernel, device);
+    *not_selected = status != FV_OK;
+    if (status != FV_OK)
+        return status;
+    status = scheduler->choose(&segment->view, &kernel->segment_case, device, &kernel->params);
     if (status == FV_OK)
         status = scheduler->launch(&segment->view, &kernel->params, &kernel->segment_case,
                                    device, &kernel->launch);
@@ -51,19 +67,21 @@ static fv_status plan_kernel(const fv_case *c, const fv_segment *segment, int in
 }
 
 /* One attempt with the given families; on a family's FV_ERR_UNSUPPORTED
- * for these sizes, *rejected names it. */
+ * for these sizes (or because it was not selected: *not_selected), *rejected
+ * names it. */
 static fv_status plan_with(const fv_case *c, const fv_device *device,
                            const fv_scheduler *const *families, fv_case_plan *plan,
-                           const fv_scheduler **rejected)
+                           const fv_scheduler **rejected, bool *not_selected)
 {
     *rejected = NULL;
+    *not_selected = false;
     FV_TRY(fv_segment_fusion_with(c->fusion, families, &plan->segmentation));
     plan->kernels = calloc((size_t)plan->segmentation.count + 1, sizeof *plan->kernels);
     if (plan->kernels == NULL)
         FV_FAIL(FV_ERR_NOMEM, "out of memory planning a case");
     for (int32_t i = 0; i < plan->segmentation.count; i++) {
         fv_status status = plan_kernel(c, &plan->segmentation.segments[i], (int)i, device,
-                                       &plan->kernels[i]);
+                                       &plan->kernels[i], not_selected);
         plan->kernel_count = i + 1;
         if (status == FV_ERR_UNSUPPORTED)
             *rejected = plan->segmentation.segments[i].scheduler;
@@ -102,17 +120,18 @@ fv_status fv_plan_case_excluding(const fv_case *c, const fv_device *device,
     families[count] = NULL;
     for (;;) {
         const fv_scheduler *rejected;
-        char fallback[sizeof plan->fallback];
-        snprintf(fallback, sizeof fallback, "%s", plan->fallback);
-        fv_status status = plan_with(c, device, families, plan, &rejected);
+        bool not_selected;
+        fv_status status = plan_with(c, device, families, plan, &rejected, &not_selected);
         if (status == FV_OK)
             return FV_OK;
         fv_plan_free(plan);
         if (status != FV_ERR_UNSUPPORTED || rejected == NULL)
             return status;
         /* Set the family aside and segment again with the others. */
-        snprintf(plan->fallback, sizeof plan->fallback, "%s%s%s not used: %s", fallback,
-                 fallback[0] ? "; " : "", rejected->name, fv_error_message());
+        char *note = not_selected ? plan->selection : plan->fallback;
+        size_t used = strlen(note);
+        snprintf(note + used, sizeof plan->fallback - used, "%s%s %s: %s", used ? "; " : "",
+                 rejected->name, not_selected ? "not selected" : "not used", fv_error_message());
         fv_error_clear();
         int kept = 0;
         for (int i = 0; i < count; i++)
@@ -129,10 +148,12 @@ void fv_plan_free(fv_case_plan *plan)
         free(plan->kernels[i].source);
     free(plan->kernels);
     fv_segmentation_free(&plan->segmentation);
-    char fallback[sizeof plan->fallback];
+    char fallback[sizeof plan->fallback], selection[sizeof plan->selection];
     snprintf(fallback, sizeof fallback, "%s", plan->fallback);
+    snprintf(selection, sizeof selection, "%s", plan->selection);
     memset(plan, 0, sizeof *plan);
     snprintf(plan->fallback, sizeof plan->fallback, "%s", fallback);
+    snprintf(plan->selection, sizeof plan->selection, "%s", selection);
 }
 
 fv_status fv_plan_scalar_arguments(const fv_kernel_plan *kernel, double *values, int capacity,

@@ -21,6 +21,7 @@ typedef struct fv_case_plan {
     fv_kernel_plan *kernels;       /* one per segment, in execution order */
     int32_t kernel_count;
     char fallback[512];            /* why a family was set aside for these sizes, or "" */
+    char selection[512];           /* approach families not selected for the case, and why */
 } fv_case_plan;
 
 /* Segments the case, chooses parameters for `device` and emits every

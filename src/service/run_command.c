@@ -216,6 +216,10 @@ static fv_status prepare_rank0(run_state *s, int argc, char **argv)
     if (options->baseline != NULL)
         FV_TRY(load_baseline_durations(s, options->baseline));
     FV_TRY(fv_options_select_cases(options, &s->list, &s->selected, &s->selected_count));
+    fv_device planning_device;
+    FV_TRY(fv_options_planning_device(options, &planning_device));
+    FV_TRY(fv_options_apply_approach(options, &planning_device, &s->list, &s->selected,
+                                     &s->selected_count));
     FV_TRY(plan_cases(s));
     FV_TRY(open_archive(s, argc, argv));
     return FV_OK;

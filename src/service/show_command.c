@@ -56,11 +56,7 @@ static void print_outputs(const fv_case *c)
 static int show_compiled(const fv_case *c, const fv_options *options, bool all)
 {
     fv_device device;
-    const char *name = options->device ? options->device : "H100";
-    int major = 9, minor = 0;
-    if (!options->device && options->arch && fv_sched_parse_arch(options->arch, &major, &minor))
-        name = major >= 10 ? "B200" : "H100";
-    if (fv_sched_device_from_table(name, &device) != FV_OK) {
+    if (fv_options_planning_device(options, &device) != FV_OK) {
         fprintf(stderr, "fuservalidate show: %s\n", fv_error_message());
         return 2;
     }
@@ -73,8 +69,10 @@ static int show_compiled(const fv_case *c, const fv_options *options, bool all)
         fv_text text = {0};
         fv_segmentation_print(&plan.segmentation, c->fusion, &text);
         printf("\n--- segments (on %s) ---\n%s", device.name, fv_text_str(&text));
+        if (plan.selection[0])
+            printf("approach (%s): %s\n", fv_case_approach_name(c->approach), plan.selection);
         if (plan.fallback[0])
-            printf("fallback to the general path: %s\n", plan.fallback);
+            printf("set aside for these sizes: %s\n", plan.fallback);
         fv_text_free(&text);
         for (int32_t k = 0; k < plan.kernel_count; k++) {
             const fv_kernel_plan *kernel = &plan.kernels[k];
@@ -128,7 +126,18 @@ int fv_command_show(const fv_options *options)
         exit_code = 2;
         goto done;
     }
-    const fv_case *c = by_file ? (count > 0 ? cases[0] : NULL) : find_case(cases, count, wanted);
+    /* "ID@ws" forces the approach, as --approach does. */
+    char base[FV_CASE_ID_CAPACITY];
+    fv_case_approach approach;
+    fv_case_split_approach(wanted, base, sizeof base, &approach);
+    const fv_case *found = by_file ? (count > 0 ? cases[0] : NULL) : find_case(cases, count, base);
+    fv_case shown;
+    const fv_case *c = NULL;
+    if (found != NULL) {
+        shown = *found;
+        fv_case_with_approach(&shown, approach != FV_APPROACH_AUTO ? approach : options->approach);
+        c = &shown;
+    }
     if (c == NULL) {
         fv_command_print_case_errors(&list);
         fprintf(stderr, "fuservalidate show: no case '%s' (try `fuservalidate show FILE`)\n",

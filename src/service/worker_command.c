@@ -313,8 +313,11 @@ static fv_status find_case(worker_state *w, const fv_assignment *assignment,
         snprintf(entry->path, sizeof entry->path, "%s", assignment->source);
     }
     entry->last_use = ++w->use_clock;
+    char base[FV_CASE_ID_CAPACITY];
+    fv_case_approach approach;
+    fv_case_split_approach(assignment->case_id, base, sizeof base, &approach);
     for (int32_t i = 0; i < entry->list.count; i++)
-        if (strcmp(entry->list.cases[i]->id, assignment->case_id) == 0) {
+        if (strcmp(entry->list.cases[i]->id, base) == 0) {
             *found = entry->list.cases[i];
             return FV_OK;
         }
@@ -358,6 +361,13 @@ static fv_status run_case(worker_state *w, const fv_assignment *assignment)
         outcome.result.host[sizeof outcome.result.host - 1] = '\0';
         outcome.result.finished_at = (double)time(NULL);
     } else {
+        /* the case as assigned: "...@ws" forces the approach */
+        fv_case assigned = *c;
+        char base[FV_CASE_ID_CAPACITY];
+        fv_case_approach approach;
+        fv_case_split_approach(assignment->case_id, base, sizeof base, &approach);
+        fv_case_with_approach(&assigned, approach);
+        c = &assigned;
         case_context context = {.worker = w, .outcome = &outcome,
                                 .kernel_total = count_kernels(w, c)};
         FV_TRY_GOTO(status, send_stage("compile"), done);

@@ -1,0 +1,100 @@
+// inner_outer_ws.cuh: skeleton of the warp-specialized inner-outer family
+// (layer-norm and RMS-norm backward with TMA, nvFuser's second approach).
+// One block per SM.  Threads with threadIdx.y < @GROUPS@ form the compute
+// groups (@BLOCK_X@ threads each); threadIdx.y == @GROUPS@ is the producer
+// warp group, one thread of which copies whole rows of the buffered inputs
+// into a circular buffer of @STAGES@ stages (1-D bulk copies completing on a
+// full barrier per stage).  Each compute group takes @UNROLL@ rows per step
+// from the stages of its own (stage % @GROUPS@), computes them as the
+// multi-wave kernel does, releases the stage on its empty barrier and adds
+// the outer reductions' terms to float partials in registers.  The partials
+// then go to the workspace ([grid x groups, inner] per outer reduction), the
+// grid synchronizes, and a second stage adds them up in a fixed order.
+#include <cooperative_groups.h>
+
+extern "C" __global__ void __launch_bounds__(@THREADS@, 1) @KERNEL_NAME@(
+@PARAMETERS@)
+{
+    extern __shared__ __align__(128) unsigned char row_buffers[];
+    __shared__ __align__(8) unsigned long long full_barriers[@STAGES@];
+    __shared__ __align__(8) unsigned long long empty_barriers[@STAGES@];
+    __shared__ float reduction_scratch[@GROUPS@ * @SCRATCH_PER_ROW@];
+    const int group = threadIdx.y;  // a compute group, or @GROUPS@: the producer
+    if (threadIdx.x == 0 && threadIdx.y == 0) {
+        for (int stage = 0; stage < @STAGES@; ++stage) {
+            fv_barrier_init(&full_barriers[stage], 1);
+            fv_barrier_init(&empty_barriers[stage], @BLOCK_X@);
+        }
+        fv_barrier_fence_init();
+    }
+    @PARTIALS@
+    @BEFORE_ROWS@
+    __syncthreads();
+    if (group == @GROUPS@) {
+        // Producer: stage (step % slots) * groups + g holds group g's rows of
+        // `step`; it is refilled once the group has released it.
+        if (threadIdx.x == 0) {
+            for (long long step = 0;; ++step) {
+                bool finished = false;
+                for (int g = 0; g < @GROUPS@ && !finished; ++g) {
+                    const long long first_row =
+                        ((step * gridDim.x + blockIdx.x) * @GROUPS@ + g) * @UNROLL@;
+                    if (first_row >= outer) {
+                        finished = true;
+                        break;
+                    }
+                    const int stage = (int)(step % @SLOTS@) * @GROUPS@ + g;
+                    fv_barrier_wait(&empty_barriers[stage], ((unsigned)(step / @SLOTS@) & 1u) ^ 1u);
+                    const long long rows = outer - first_row < @UNROLL@ ? outer - first_row : @UNROLL@;
+                    fv_barrier_expect_bytes(&full_barriers[stage], (unsigned)(rows * inner * @ROW_ELEMENT_BYTES@));
+                    for (int u = 0; u < rows; ++u) {
+                        const long long fetch_row = first_row + u;
+                        const int slot_row = stage * @UNROLL@ + u;
+                        @FETCH_ROW@
+                    }
+                }
+                if (finished)
+                    break;
+            }
+        }
+    } else {
+        for (long long step = 0;; ++step) {
+            const long long first_row = ((step * gridDim.x + blockIdx.x) * @GROUPS@ + group) * @UNROLL@;
+            if (first_row >= outer)
+                break;
+            const int stage = (int)(step % @SLOTS@) * @GROUPS@ + group;
+            fv_barrier_wait(&full_barriers[stage], (unsigned)(step / @SLOTS@) & 1u);
+            for (int u = 0; u < @UNROLL@; ++u) {
+                const long long row = first_row + u;
+                const bool row_active = row < outer;
+                const long long safe_row = row_active ? row : 0;
+                const int slot_row = stage * @UNROLL@ + u;
+                @ROW_START@
+                @ROW_PROLOGUE@
+                @STAGES_CODE@
+                if (row_active) {
+                    @EPILOGUE@
+                }
+            }
+            fv_barrier_arrive(&empty_barriers[stage]);  // this group is done with the stage
+        }
+    }
+    // Stage 1 -> 2: each compute thread's partials to the workspace, then a grid sync.
+    const long long partial_rows = (long long)gridDim.x * @GROUPS@;
+    const long long partial_row = (long long)blockIdx.x * @GROUPS@ + threadIdx.y;
+    if (group < @GROUPS@) {
+        @WRITE_PARTIALS@
+    }
+    cooperative_groups::this_grid().sync();
+    // Stage 2: every thread of the block, as @STAGE_X@ column vectors x
+    // @STAGE_Y@ slices of the partial rows; slices are added in order.
+    __shared__ float stage_scratch[@STAGE_Y@][@STAGE_X@ * @STAGE_VECTOR@];
+    const int thread_index = threadIdx.y * @BLOCK_X@ + threadIdx.x;
+    const int slice = thread_index / @STAGE_X@;
+    for (long long column_base = (long long)blockIdx.x * @STAGE_X@ * @STAGE_VECTOR@;
+         column_base < inner; column_base += (long long)gridDim.x * @STAGE_X@ * @STAGE_VECTOR@) {
+        const long long column = column_base + (long long)(thread_index % @STAGE_X@) * @STAGE_VECTOR@;
+        const bool column_active = column < inner;
+        @STAGE_TWO@
+    }
+}

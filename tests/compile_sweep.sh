@@ -1,0 +1,64 @@
+# compile_sweep.sh: sourced by test_compile_sm90a.sh and test_compile_sm100a.sh
+# (not a test itself).  compile_sweep TOOL ARCH WORK checks, without a GPU:
+#  1. every kernel of the default sweep (cases/) compiles through NVRTC for
+#     ARCH with no spills (a spilling kernel makes its case fail in
+#     --compile-only mode), and the archive holds one row per case;
+#  2. with the warp-specialized approach forced, every norm-backward case
+#     compiles with no spills: rows that bulk copies can move (multiples of
+#     16 bytes) get warp-specialized kernels, the others (H = 1023, 1987, 4095
+#     in half precision) multi-wave ones.  The kernel cache is shared, so
+#     kernels of the first pass are not compiled again.
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# rows_of ARCHIVE: rows of /results.
+rows_of() {
+  h5dump -H -d /results "$1" | grep -o 'DATASPACE  SIMPLE { ( [0-9]*' | grep -o '[0-9]*$'
+}
+
+# kernels_of ARCHIVE FAMILY: stored kernels of a scheduler family.
+kernels_of() { h5dump -A "$1" | grep -c "\"$2\"" || true; }
+
+# check_compiled LOG STATUS MINIMUM PATTERN: the run succeeded, at least
+# MINIMUM cases matching PATTERN compiled, none spills.
+check_compiled() {
+  local log="$1" status="$2" minimum="$3" pattern="$4"
+  local compiled
+  compiled=$(grep -c "^compiled .*$pattern" "$log" || true)
+  echo "$(basename "$log" .log): $compiled cases compiled, exit status $status"
+  if [ "$status" -ne 0 ]; then
+    grep -v '^compiled ' "$log" | head -40 >&2
+    fail "$(basename "$log" .log) failed"
+  fi
+  [ "$compiled" -ge "$minimum" ] || fail "$(basename "$log" .log): only $compiled cases compiled"
+  grep -q ', 0 spill bytes' "$log" || fail "$(basename "$log" .log): no spill report"
+  if grep '^compiled ' "$log" | grep -v ', 0 spill bytes' | head -1 | grep -q .; then
+    fail "$(basename "$log" .log): a kernel spills"
+  fi
+}
+
+compile_sweep() {
+  local tool="$1" arch="$2" work="$3" status compiled
+  set +e
+  "$tool" run cases/ --compile-only --arch "$arch" -o "$work/$arch.h5" \
+      --kernel-cache "$work/kernels" > "$work/$arch.log" 2>&1
+  status=$?
+  set -e
+  check_compiled "$work/$arch.log" "$status" 600 ' '
+  compiled=$(grep -c '^compiled ' "$work/$arch.log")
+  [ "$(rows_of "$work/$arch.h5")" -eq "$compiled" ] ||
+    fail "$arch: $(rows_of "$work/$arch.h5") archive rows for $compiled cases"
+
+  set +e
+  "$tool" run cases/ --filter '*_bwd*' --approach ws --compile-only --arch "$arch" \
+      -o "$work/$arch-ws.h5" --kernel-cache "$work/kernels" > "$work/$arch-ws.log" 2>&1
+  status=$?
+  set -e
+  check_compiled "$work/$arch-ws.log" "$status" 200 '@ws '
+  local ws multiwave
+  ws=$(kernels_of "$work/$arch-ws.h5" inner_outer_ws)
+  multiwave=$(kernels_of "$work/$arch-ws.h5" inner_outer_persistent)
+  echo "$arch --approach ws: $ws warp-specialized kernels, $multiwave multi-wave kernels"
+  [ "$ws" -ge 40 ] || fail "$arch: only $ws warp-specialized kernels"
+  [ "$multiwave" -ge 1 ] || fail "$arch: rows of 1023 elements took bulk copies"
+}
