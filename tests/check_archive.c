@@ -40,7 +40,8 @@ typedef struct test_field {
 static const test_field result_fields[] = {
     R(case_id, 's'),       R(family, 's'),         R(dtype, 's'),
     R(sizes, 's'),         R(seed, 'u'),           R(source, 's'),
-    R(approach, 's'),      R(status, 'i'),         R(stage, 's'),
+    R(approach, 's'),      R(taken_approach, 's'), R(auto_approach, 's'),
+    R(status, 'i'),        R(stage, 's'),
     R(message, 's'),       R(segment_count, 'i'),  R(schedulers, 's'),
     R(parameters, 's'),    R(kernel_hashes, 's'),  R(arch, 's'),
     R(registers, 'i'),     R(spill_bytes, 'i'),    R(shared_bytes, 'i'),
@@ -903,7 +904,7 @@ static void tamper(const char *path, void (*change)(hid_t file, const char *path
 
 static void set_future_version(hid_t file, const char *path)
 {
-    FV_ASSERT_OK(fv_h5_write_int64_attribute(file, "format_version", 2, path));
+    FV_ASSERT_OK(fv_h5_write_int64_attribute(file, "format_version", FV_ARCHIVE_FORMAT_VERSION + 1, path));
 }
 
 static void remove_samples(hid_t file, const char *path)

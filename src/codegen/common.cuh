@@ -133,6 +133,29 @@ __device__ __forceinline__ void fv_barrier_expect_bytes(unsigned long long *barr
     (void)state;
 }
 
+// Register sharing between warp groups (setmaxnreg, sm_90a and newer): the
+// producer group gives registers back, the compute groups wait for them.
+// Every warp of a warp group must call it; N = 0 means no sharing.
+template <int N>
+__device__ __forceinline__ void fv_release_registers()
+{
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <>
+__device__ __forceinline__ void fv_release_registers<0>()
+{
+}
+
+template <int N>
+__device__ __forceinline__ void fv_claim_registers()
+{
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <>
+__device__ __forceinline__ void fv_claim_registers<0>()
+{
+}
+
 // Copies `bytes` (a multiple of 16, both addresses 16-byte aligned) from
 // global to shared memory with the TMA unit; completes on `barrier`.
 __device__ __forceinline__ void fv_bulk_copy(void *shared, const void *global, unsigned bytes,

@@ -10,6 +10,10 @@
 // the outer reductions' terms to float partials in registers.  The partials
 // then go to the workspace ([grid x groups, inner] per outer reduction), the
 // grid synchronizes, and a second stage adds them up in a fixed order.
+// When each group is whole warp groups, the producer group gives registers
+// to the compute groups (setmaxnreg: @PRODUCER_REGISTERS@ and
+// @COMPUTE_REGISTERS@ per thread; 0 means every thread keeps its share) and
+// both return to @START_REGISTERS@ before the partials and stage 2.
 #include <cooperative_groups.h>
 
 extern "C" __global__ void __launch_bounds__(@THREADS@, 1) @KERNEL_NAME@(
@@ -31,6 +35,7 @@ extern "C" __global__ void __launch_bounds__(@THREADS@, 1) @KERNEL_NAME@(
     @BEFORE_ROWS@
     __syncthreads();
     if (group == @GROUPS@) {
+        fv_release_registers<@PRODUCER_REGISTERS@>();
         // Producer: stage (step % slots) * groups + g holds group g's rows of
         // `step`; it is refilled once the group has released it.
         if (threadIdx.x == 0) {
@@ -57,7 +62,9 @@ extern "C" __global__ void __launch_bounds__(@THREADS@, 1) @KERNEL_NAME@(
                     break;
             }
         }
+        fv_claim_registers<@START_REGISTERS@>();  // back to the launch share for stage 2
     } else {
+        fv_claim_registers<@COMPUTE_REGISTERS@>();
         for (long long step = 0;; ++step) {
             const long long first_row = ((step * gridDim.x + blockIdx.x) * @GROUPS@ + group) * @UNROLL@;
             if (first_row >= outer)
@@ -78,6 +85,7 @@ extern "C" __global__ void __launch_bounds__(@THREADS@, 1) @KERNEL_NAME@(
             }
             fv_barrier_arrive(&empty_barriers[stage]);  // this group is done with the stage
         }
+        fv_release_registers<@START_REGISTERS@>();  // back to the launch share for stage 2
     }
     // Stage 1 -> 2: each compute thread's partials to the workspace, then a grid sync.
     const long long partial_rows = (long long)gridDim.x * @GROUPS@;

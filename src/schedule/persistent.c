@@ -200,6 +200,9 @@ enum {
     EXTRA_WS_STAGES,      /* warp-specialized: stages of the circular buffer */
     EXTRA_WS_UNROLL,      /* warp-specialized: rows per compute step */
     EXTRA_WS_WEIGHT_REGISTERS, /* warp-specialized: the row-constant inputs live in registers */
+    EXTRA_WS_PRODUCER_REGISTERS, /* warp-specialized: setmaxnreg of the producer group, or 0 */
+    EXTRA_WS_COMPUTE_REGISTERS,  /* warp-specialized: setmaxnreg of the compute groups, or 0 */
+    EXTRA_WS_START_REGISTERS,    /* warp-specialized: registers per thread at launch */
 };
 
 typedef struct buffered_inputs {
@@ -530,9 +533,32 @@ static fv_status inner_outer_choose(const fv_segment_view *view, const fv_case *
 /* ------------------------------------------------- warp-specialized */
 
 enum {
-    WS_PRODUCER_THREADS = 128,
     WS_STATIC_SHARED = 8192,  /* barriers, group scratch and the stage-2 scratch */
+    WS_PRODUCER_REGISTERS = 56,  /* the producer only issues copies; at 40 (nvFuser's
+                                    figure) our producer loop spills 8 bytes */
+    WS_MAX_COMPUTE_REGISTERS = 240,
 };
+
+/* Register sharing in the emitted kernel (block bdimx x (groups + 1)).
+ * Every thread starts with what __launch_bounds__(threads, 1) gives (ptxas
+ * then allocates exactly that).  When every group is whole warp groups
+ * (bdimx a multiple of 128, as setmaxnreg acts per warp group), the producer
+ * group drops to WS_PRODUCER_REGISTERS and the compute groups take what it
+ * frees, if the heuristic's estimate of what they need (`needed`) is more
+ * than *start; *producer and *compute are then the setmaxnreg counts
+ * (multiples of 8), else both are 0 and every thread keeps *start. */
+static void ws_register_split(const fv_device *device, int bdimx, int groups, int needed,
+                              int *start, int *producer, int *compute)
+{
+    *start = fv_sched_ws_registers_per_thread(device, bdimx * (groups + 1));
+    *producer = *compute = 0;
+    if (bdimx % 128 != 0 || *start <= WS_PRODUCER_REGISTERS || needed <= *start)
+        return;
+    int freed = (*start - WS_PRODUCER_REGISTERS) * bdimx;
+    int raised = (*start + freed / (bdimx * groups)) / 8 * 8;
+    *producer = WS_PRODUCER_REGISTERS;
+    *compute = raised > WS_MAX_COMPUTE_REGISTERS ? WS_MAX_COMPUTE_REGISTERS : raised;
+}
 
 /* The heuristic's view of a segment and case (bytes per row of each kind of
  * buffer), and whether 1-D bulk copies can move its rows: every buffered
@@ -660,16 +686,30 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
     params->extra[EXTRA_WS_STAGES] = stages;
     params->extra[EXTRA_WS_UNROLL] = ws.unroll;
     params->extra[EXTRA_WS_WEIGHT_REGISTERS] = ws.gmem_to_regs;
+    int start_registers, producer_registers, compute_registers;
+    ws_register_split(device, ws.bdimx, groups, ws.registers_needed, &start_registers,
+                      &producer_registers, &compute_registers);
+    params->extra[EXTRA_WS_PRODUCER_REGISTERS] = producer_registers;
+    params->extra[EXTRA_WS_COMPUTE_REGISTERS] = compute_registers;
+    params->extra[EXTRA_WS_START_REGISTERS] = compute_registers > 0 ? start_registers : 0;
+    char registers[96];
+    if (compute_registers > 0)
+        snprintf(registers, sizeof registers, "registers %d -> producer %d, compute %d (setmaxnreg)",
+                 start_registers, producer_registers, compute_registers);
+    else
+        snprintf(registers, sizeof registers, "%d registers per thread (no setmaxnreg)",
+                 start_registers);
     int threads = ws.bdimx * (groups + 1);
     set_stage_two(params, problem.inner, grid, threads);
     snprintf(params->description, sizeof params->description,
              "warp-specialized inner-outer persistent (TMA): %d compute group%s of %d threads "
-             "and a producer warp group, %d rows per step, %d stages of 1-D bulk copies, batch %d "
-             "of %d-element vectors, weight in %s, one block per SM (%d blocks); heuristic pass "
-             "%c, %d registers needed of %d per compute thread%s%s%s",
+             "and a producer group of as many threads, %d rows per step, %d stages of 1-D bulk copies, batch %d "
+             "of %d-element vectors, weight in %s, one block per SM (%d blocks), %s; heuristic "
+             "pass %c, %d registers needed of %d per compute thread%s%s%s",
              groups, groups > 1 ? "s" : "", ws.bdimx, ws.unroll, stages, batch, problem.vector,
-             ws.gmem_to_regs ? "registers" : "shared memory", grid, ws.pass, ws.registers_needed,
-             ws.compute_registers, ws.register_sharing ? " with register sharing" : "",
+             ws.gmem_to_regs ? "registers" : "shared memory", grid, registers, ws.pass,
+             ws.registers_needed, ws.compute_registers,
+             ws.register_sharing ? " with register sharing" : "",
              ws.good ? "" : "; forced although not good: ", ws.good ? "" : ws.why_not_good);
     (void)c;
     return FV_OK;
@@ -1509,6 +1549,9 @@ static void fill_warp_specialized(skeleton_fill *fill, const persistent_emit *p)
     fill_number(fill, "ROW_ELEMENT_BYTES", (int)ws_row_element_bytes(&p->buffers));
     fill_text(fill, "FETCH_ROW", fv_text_str(&p->fetch));
     fill_text(fill, "STAGES_CODE", fv_text_str(&p->stages));
+    fill_number(fill, "PRODUCER_REGISTERS", params->extra[EXTRA_WS_PRODUCER_REGISTERS]);
+    fill_number(fill, "COMPUTE_REGISTERS", params->extra[EXTRA_WS_COMPUTE_REGISTERS]);
+    fill_number(fill, "START_REGISTERS", params->extra[EXTRA_WS_START_REGISTERS]);
 }
 
 static fv_status persistent_emit_kernel(const fv_segment_view *view,
@@ -1631,6 +1674,7 @@ const fv_scheduler fv_sched_inner_persistent = {
 
 const fv_scheduler fv_sched_inner_outer_persistent = {
     .name = "inner_outer_persistent",
+    .approach = FV_APPROACH_MULTIWAVE,
     .accepts = inner_outer_accepts,
     .choose = inner_outer_choose,
     .emit = inner_outer_emit,
@@ -1639,6 +1683,7 @@ const fv_scheduler fv_sched_inner_outer_persistent = {
 
 const fv_scheduler fv_sched_inner_outer_ws = {
     .name = "inner_outer_ws",
+    .approach = FV_APPROACH_WS,
     .accepts = inner_outer_accepts,
     .selected = ws_selected,
     .choose = ws_choose,

@@ -82,6 +82,10 @@ typedef struct fv_schedule_params {
 
 typedef struct fv_scheduler {
     const char *name;  /* "pointwise", "inner_reduction", ... */
+    /* The approach this family implements where several families are
+     * approaches to the same fusions (norm backward: multi-wave or
+     * warp-specialized); FV_APPROACH_AUTO for every other family. */
+    fv_case_approach approach;
     /* Whether the family can take this segment; if not, `why` says why. */
     bool (*accepts)(const fv_segment_view *view, char *why, size_t why_size);
     /* Optional (NULL: always): whether this family should take the segment

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/h5util.h"
+#include "service/approaches.h"
 
 enum {
     PATH_CAPACITY = 4096,
@@ -56,6 +57,8 @@ static const fv_archive_column result_columns[] = {
     RESULT_COLUMN(seed, UINT64),
     RESULT_COLUMN(source, STRING),
     RESULT_COLUMN(approach, STRING),
+    RESULT_COLUMN(taken_approach, STRING),
+    RESULT_COLUMN(auto_approach, STRING),
     RESULT_COLUMN(status, INT32),
     RESULT_COLUMN(stage, STRING),
     RESULT_COLUMN(message, STRING),
@@ -115,6 +118,17 @@ static const fv_archive_column sample_columns[] = {
     COLUMN(sample_record, milliseconds, DOUBLE),
 };
 
+#define APPROACH_COLUMN(member, kind) COLUMN(fv_approach_row, member, kind)
+
+/* /approaches (written whole by fv_archive_write_approaches). */
+static const fv_archive_column approach_columns[] = {
+    APPROACH_COLUMN(shape, STRING),         APPROACH_COLUMN(family, STRING),
+    APPROACH_COLUMN(dtype, STRING),         APPROACH_COLUMN(sizes, STRING),
+    APPROACH_COLUMN(multiwave_ms, DOUBLE),  APPROACH_COLUMN(ws_ms, DOUBLE),
+    APPROACH_COLUMN(ws_taken, INT32),       APPROACH_COLUMN(fastest, STRING),
+    APPROACH_COLUMN(auto_approach, STRING), APPROACH_COLUMN(auto_regret, DOUBLE),
+};
+
 const fv_archive_column *fv_archive_result_columns(int *count)
 {
     *count = ARRAY_COUNT(result_columns);
@@ -146,6 +160,11 @@ static const table_spec tables[TABLE_COUNT] = {
     [DEVICES] = {"devices", device_columns, ARRAY_COUNT(device_columns),
                  sizeof(fv_archive_device), DEVICE_CHUNK_ROWS},
 };
+
+/* Not one of `tables`: a fixed-size dataset replaced as a whole. */
+static const table_spec approach_table = {"approaches", approach_columns,
+                                          ARRAY_COUNT(approach_columns),
+                                          sizeof(fv_approach_row), 0};
 
 /* ------------------------------------------------------------- provenance */
 
@@ -1587,5 +1606,111 @@ fv_status fv_archive_read_kernel(fv_archive_reader *reader, const char *hash,
 done:
     free(loaded.source);
     H5Dclose(dataset);
+    return status;
+}
+
+/* ------------------------------------------------------------ approaches */
+
+/* Writes `rows` as the dataset /approaches of `file` (replacing any). */
+static fv_status replace_approaches(hid_t file, const fv_approach_row *rows, int32_t count,
+                                    const char *path)
+{
+    htri_t exists = H5Lexists(file, approach_table.name, H5P_DEFAULT);
+    FV_H5_CHECK(exists, path, "looking up /%s", approach_table.name);
+    if (exists > 0)
+        FV_H5_CHECK(H5Ldelete(file, approach_table.name, H5P_DEFAULT), path,
+                    "removing the old /%s", approach_table.name);
+    hid_t file_type = H5I_INVALID_HID, memory_type = H5I_INVALID_HID;
+    hid_t space = H5I_INVALID_HID, dataset = H5I_INVALID_HID;
+    fv_status status = build_compound(&approach_table, true, &file_type);
+    if (status == FV_OK)
+        status = build_compound(&approach_table, false, &memory_type);
+    if (status != FV_OK)
+        goto done;
+    hsize_t extent = (hsize_t)count;
+    space = H5Screate_simple(1, &extent, NULL);
+    FV_H5_CHECK_GOTO(status, space, done, path, "creating the dataspace of /%s",
+                     approach_table.name);
+    dataset = H5Dcreate2(file, approach_table.name, file_type, space, H5P_DEFAULT, H5P_DEFAULT,
+                         H5P_DEFAULT);
+    FV_H5_CHECK_GOTO(status, dataset, done, path, "creating /%s", approach_table.name);
+    if (count > 0)
+        FV_H5_CHECK_GOTO(status, H5Dwrite(dataset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows),
+                         done, path, "writing /%s", approach_table.name);
+done:
+    fv_h5_close(&dataset);
+    fv_h5_close(&space);
+    fv_h5_close(&memory_type);
+    fv_h5_close(&file_type);
+    return status;
+}
+
+fv_status fv_archive_write_approaches(fv_archive *archive, const fv_approach_row *rows,
+                                      int32_t count)
+{
+    if (count < 0 || (count > 0 && rows == NULL))
+        FV_FAIL(FV_ERR_INTERNAL, "%d approach rows", (int)count);
+    FV_TRY(fv_archive_flush(archive));
+    fv_status status = replace_approaches(archive->layout.file, rows, count, archive->path);
+    if (status == FV_OK)
+        status = sync_file(archive);
+    if (status != FV_OK) {
+        archive->failure = status;
+        fv_error_trace(__FILE__, __LINE__);
+    }
+    return status;
+}
+
+fv_status fv_archive_read_approaches(fv_archive_reader *reader, fv_approach_row **rows,
+                                     int32_t *count)
+{
+    *rows = NULL;
+    *count = 0;
+    hid_t file = reader->layout.file;
+    const char *path = reader->path;
+    htri_t exists = H5Lexists(file, approach_table.name, H5P_DEFAULT);
+    FV_H5_CHECK(exists, path, "looking up /%s", approach_table.name);
+    if (exists == 0)
+        return FV_OK;
+    hid_t dataset = H5Dopen2(file, approach_table.name, H5P_DEFAULT);
+    FV_H5_CHECK(dataset, path, "opening /%s", approach_table.name);
+    hid_t stored = H5I_INVALID_HID, memory_type = H5I_INVALID_HID, space = H5I_INVALID_HID;
+    fv_approach_row *table = NULL;
+    fv_status status = FV_OK;
+    stored = H5Dget_type(dataset);
+    FV_H5_CHECK_GOTO(status, stored, done, path, "reading the type of /%s", approach_table.name);
+    FV_TRY_GOTO(status, check_stored_type(stored, &approach_table, path), done);
+    FV_TRY_GOTO(status, build_compound(&approach_table, false, &memory_type), done);
+    space = H5Dget_space(dataset);
+    FV_H5_CHECK_GOTO(status, space, done, path, "reading the shape of /%s", approach_table.name);
+    hsize_t extent = 0;
+    if (H5Sget_simple_extent_ndims(space) != 1 ||
+        H5Sget_simple_extent_dims(space, &extent, NULL) < 0 || extent > INT32_MAX) {
+        status = fv_error_raise(FV_ERR_CORRUPT, __FILE__, __LINE__,
+                                "/%s in %s is not a one-dimensional table", approach_table.name,
+                                path);
+        goto done;
+    }
+    if (extent > 0) {
+        table = calloc((size_t)extent, sizeof *table);
+        if (table == NULL) {
+            status = fv_error_raise(FV_ERR_NOMEM, __FILE__, __LINE__,
+                                    "out of memory reading /%s", approach_table.name);
+            goto done;
+        }
+        FV_H5_CHECK_GOTO(status, H5Dread(dataset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, table),
+                         done, path, "reading /%s", approach_table.name);
+        for (hsize_t i = 0; i < extent; i++)
+            sanitize_record(&approach_table, &table[i]);
+    }
+    *rows = table;
+    *count = (int32_t)extent;
+    table = NULL;
+done:
+    free(table);
+    fv_h5_close(&space);
+    fv_h5_close(&memory_type);
+    fv_h5_close(&stored);
+    fv_h5_close(&dataset);
     return status;
 }

@@ -35,9 +35,10 @@
 #include <stdint.h>
 
 #include "common/status.h"
+#include "service/approaches.h"
 #include "service/result.h"
 
-#define FV_ARCHIVE_FORMAT_VERSION 1
+#define FV_ARCHIVE_FORMAT_VERSION 2
 
 /* Value of the root attribute `format`, which marks a file as an archive. */
 #define FV_ARCHIVE_FORMAT_NAME "fuservalidate result archive"
@@ -258,6 +259,23 @@ bool fv_archive_has_kernel(fv_archive_reader *reader, const char *hash);
  * malformed; FV_ERR_HDF5; FV_ERR_NOMEM.  *kernel is unchanged on failure. */
 fv_status fv_archive_read_kernel(fv_archive_reader *reader, const char *hash,
                                  fv_archive_kernel *kernel);
+
+/* Writes the comparison of `run --approach all` (service/approaches.h) as
+ * /approaches, replacing the one an earlier session of the run wrote:
+ * flushes what is pending, writes the table whole and syncs the file.
+ * Unlike the appended tables, a writer killed during this call can leave
+ * /approaches missing (the rows it is built from are safe).  Failures:
+ * FV_ERR_INTERNAL for a negative count; those of fv_archive_flush;
+ * FV_ERR_HDF5; FV_ERR_IO; the archive then refuses further writes. */
+fv_status fv_archive_write_approaches(fv_archive *archive, const fv_approach_row *rows,
+                                      int32_t count);
+
+/* Reads /approaches into a new array in *rows (free it) of *count rows;
+ * NULL and 0 when the archive has none.  FV_ERR_CORRUPT if it lacks a
+ * column of this build or is not a one-dimensional table; FV_ERR_HDF5;
+ * FV_ERR_NOMEM. */
+fv_status fv_archive_read_approaches(fv_archive_reader *reader, fv_approach_row **rows,
+                                     int32_t *count);
 
 /* Closes a reader.  NULL is ok. */
 void fv_archive_close_read(fv_archive_reader *reader);

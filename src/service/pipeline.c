@@ -612,6 +612,37 @@ done:
     return status;
 }
 
+static const char *approach_label(fv_case_approach approach)
+{
+    return approach == FV_APPROACH_AUTO ? "" : fv_case_approach_name(approach);
+}
+
+/* Which approach the plan took, and which the automatic rule takes for the
+ * case on this device (planned again without the forced approach; kernels
+ * are not compiled, so a warp-specialized kernel that would spill counts as
+ * taken). */
+static void record_approaches(const fv_pipeline *p, const fv_case *c, const fv_case_plan *plan,
+                              fv_result *result)
+{
+    fv_case_approach taken = fv_plan_approach(plan);
+    snprintf(result->taken_approach, sizeof result->taken_approach, "%s", approach_label(taken));
+    fv_case_approach automatic = taken;
+    if (c->approach != FV_APPROACH_AUTO) {
+        fv_case unforced = *c;
+        unforced.approach = FV_APPROACH_AUTO;
+        fv_case_plan auto_plan;
+        if (fv_plan_case(&unforced, &p->device, &auto_plan) == FV_OK) {
+            automatic = fv_plan_approach(&auto_plan);
+            fv_plan_free(&auto_plan);
+        } else {
+            fv_error_clear();
+            automatic = FV_APPROACH_AUTO;
+        }
+    }
+    snprintf(result->auto_approach, sizeof result->auto_approach, "%s",
+             approach_label(automatic));
+}
+
 static void fill_identity(const fv_pipeline *p, const fv_case *c, fv_result *result)
 {
     char sizes[96];
@@ -661,6 +692,7 @@ fv_status fv_pipeline_run(fv_pipeline *p, const fv_case *c, fv_result *result, d
         }
         clear_resources(result);
         describe_plan(&plan, result);
+        record_approaches(p, c, &plan, result);
         free(kernels);
         kernels = calloc((size_t)plan.kernel_count + 1, sizeof *kernels);
         if (kernels == NULL) {

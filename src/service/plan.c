@@ -142,6 +142,16 @@ fv_status fv_plan_case_excluding(const fv_case *c, const fv_device *device,
     }
 }
 
+fv_case_approach fv_plan_approach(const fv_case_plan *plan)
+{
+    for (int32_t k = 0; k < plan->kernel_count; k++) {
+        fv_case_approach approach = plan->kernels[k].segment->scheduler->approach;
+        if (approach != FV_APPROACH_AUTO)
+            return approach;
+    }
+    return FV_APPROACH_AUTO;
+}
+
 void fv_plan_free(fv_case_plan *plan)
 {
     for (int32_t i = 0; i < plan->kernel_count; i++)

@@ -38,6 +38,10 @@ fv_status fv_plan_case_excluding(const fv_case *c, const fv_device *device,
                                  const fv_scheduler *const *excluded, const char *reason,
                                  fv_case_plan *plan);
 
+/* The approach the plan takes: that of its first kernel whose family is an
+ * approach (fv_scheduler.approach), or FV_APPROACH_AUTO when none is. */
+fv_case_approach fv_plan_approach(const fv_case_plan *plan);
+
 void fv_plan_free(fv_case_plan *plan);
 
 /* Host values of a kernel's scalar parameters (doubles, in parameter

@@ -37,6 +37,10 @@ typedef struct fv_result {
     uint64_t seed;
     char source[256];           /* case or sweep file it came from */
     char approach[16];          /* requested approach: "auto", "multiwave", "ws" */
+    char taken_approach[16];    /* the approach that ran: "multiwave", "ws", or "" when no
+                                   family of the plan is one of several approaches */
+    char auto_approach[16];     /* the approach --approach auto takes for the case on this
+                                   GPU (same values) */
     /* outcome */
     int32_t status;             /* fv_result_status */
     char stage[16];             /* last stage reached: frontend, segment, schedule, codegen,

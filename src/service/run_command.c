@@ -496,6 +496,10 @@ static int coordinate(run_state *s, bool *peers_done)
         return exit_code;
     fv_run_recorder_tick(&s->recorder, true);
     fv_run_recorder_summary(&s->recorder);
+    if (fv_run_recorder_compare_approaches(&s->recorder) != FV_OK) {
+        fprintf(stderr, "fuservalidate: comparing the approaches: %s\n", fv_error_message());
+        exit_code = 2;
+    }
     if (exit_code > 128)
         print_stop_note(s, exit_code);
     if (fv_run_write_reports(&s->reports, s->recorder.archive, s->recorder.results,

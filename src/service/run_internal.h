@@ -111,6 +111,13 @@ fv_status fv_run_recorder_flush(fv_run_recorder *recorder);
  * one-line repro command. */
 void fv_run_recorder_summary(fv_run_recorder *recorder);
 
+/* With rows forced to an approach (--approach all, or runs resumed with
+ * them): prints the per-shape comparison of the approaches and the regret of
+ * the automatic rule (service/approaches.h) and stores it as /approaches in
+ * the archive.  Nothing without such rows.  Failures: the archive's,
+ * FV_ERR_NOMEM. */
+fv_status fv_run_recorder_compare_approaches(fv_run_recorder *recorder);
+
 /* 1 if any row failed, errored, crashed or timed out, else 0. */
 int fv_run_recorder_exit_status(const fv_run_recorder *recorder);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "service/approaches.h"
 #include "service/run_internal.h"
 
 enum {
@@ -202,6 +203,22 @@ void fv_run_recorder_summary(fv_run_recorder *recorder)
                r->case_id, r->repro);
     }
     fflush(stdout);
+}
+
+fv_status fv_run_recorder_compare_approaches(fv_run_recorder *recorder)
+{
+    fv_approach_row *rows;
+    int32_t count;
+    FV_TRY(fv_approaches_compare(recorder->results, recorder->result_count, &rows, &count));
+    if (count == 0)
+        return FV_OK;
+    fv_approaches_print(rows, count, stdout);
+    fflush(stdout);
+    fv_status status = FV_OK;
+    if (recorder->archive != NULL)
+        status = fv_archive_write_approaches(recorder->archive, rows, count);
+    free(rows);
+    return status;
 }
 
 int fv_run_recorder_exit_status(const fv_run_recorder *recorder)
