@@ -533,7 +533,7 @@ static fv_status inner_outer_choose(const fv_segment_view *view, const fv_case *
 /* ------------------------------------------------- warp-specialized */
 
 enum {
-    WS_STATIC_SHARED = 8192,  /* barriers, group scratch and the stage-2 scratch */
+    WS_SMALL_STATIC_SHARED = 4096,  /* barriers and the groups' reduction scratch */
     WS_PRODUCER_REGISTERS = 56,  /* the producer only issues copies; at 40 (nvFuser's
                                     figure) our producer loop spills 8 bytes */
     WS_MAX_COMPUTE_REGISTERS = 240,
@@ -661,7 +661,10 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
     int batch = (int)((vectors + ws.bdimx - 1) / ws.bdimx);
     int64_t capacity = (int64_t)batch * ws.bdimx * problem.vector;
     int stages = ws.stages / groups * groups;
-    int64_t budget = device->shared_per_block_optin - WS_STATIC_SHARED;
+    /* Static shared memory: the stage-2 scratch (a float per column of each
+     * thread, at most 4 columns) and the small arrays. */
+    int64_t static_shared = (int64_t)ws.bdimx * (groups + 1) * 4 * 4 + WS_SMALL_STATIC_SHARED;
+    int64_t budget = device->shared_per_block_optin - static_shared;
     while (stages > groups &&
            ws_shared_bytes(&buffers, capacity, stages, ws.unroll, ws.gmem_to_regs) > budget)
         stages -= groups;

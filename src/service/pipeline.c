@@ -725,8 +725,15 @@ fv_status fv_pipeline_run(fv_pipeline *p, const fv_case *c, fv_result *result, d
                        status == FV_ERR_NVRTC ? "compile" : "load", fv_error_message());
         status = status == FV_ERR_NOMEM ? status : FV_OK;
     } else if (p->context == NULL) {
+        char message[160];
+        snprintf(message, sizeof message,
+                 "a kernel needs %d bytes of shared memory; a block can have %lld on %s",
+                 result->shared_bytes, (long long)p->device.shared_per_block_optin,
+                 p->device.name);
         if (result->spill_bytes > 0)
             fv_result_fail(result, FV_RESULT_FAIL, "compile", "a kernel spills registers");
+        else if (result->shared_bytes > p->device.shared_per_block_optin)
+            fv_result_fail(result, FV_RESULT_FAIL, "compile", message);
         else
             fv_result_fail(result, FV_RESULT_COMPILED, "compile", "");
     } else if (p->poisoned) {
