@@ -153,6 +153,20 @@ START_TEST(no_forced_rows_no_table)
 }
 END_TEST
 
+START_TEST(one_forced_approach_no_table)
+{
+    fv_result results[] = {
+        row("a/bf16/2048x1024/s0", "ws", 1.0, "ws", "multiwave"),
+        row("b/bf16/2048x2048/s0", "ws", 1.0, "multiwave", "multiwave"),
+    };
+    fv_approach_row *rows = (fv_approach_row *)results;
+    int32_t count = -1;
+    FV_ASSERT_OK(fv_approaches_compare(results, 2, &rows, &count));
+    ck_assert_ptr_null(rows);
+    ck_assert_int_eq(count, 0);
+}
+END_TEST
+
 START_TEST(prints_table_and_geomean)
 {
     fv_result results[] = {
@@ -251,6 +265,7 @@ static Suite *make_suite(void)
     tcase_add_test(compare, fallen_back_ws_rows_are_not_compared);
     tcase_add_test(compare, untimed_rows_leave_gaps_and_reruns_replace);
     tcase_add_test(compare, no_forced_rows_no_table);
+    tcase_add_test(compare, one_forced_approach_no_table);
     tcase_add_test(compare, prints_table_and_geomean);
     suite_add_tcase(suite, compare);
     TCase *archive = tcase_create("archive");

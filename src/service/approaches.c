@@ -3,6 +3,7 @@
 #include "service/approaches.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,6 +71,7 @@ fv_status fv_approaches_compare(const fv_result *results, int32_t result_count,
     *count = 0;
     fv_approach_row *table = NULL;
     int32_t used = 0;
+    bool seen[FV_APPROACH_WS + 1] = {false};
     for (int32_t i = 0; i < result_count; i++) {
         char shape[sizeof table->shape];
         fv_case_approach approach;
@@ -88,6 +90,11 @@ fv_status fv_approaches_compare(const fv_result *results, int32_t result_count,
             start_row(&table[at], &results[i], shape);
         }
         take_result(&table[at], &results[i], approach);
+        seen[approach] = true;
+    }
+    if (!seen[FV_APPROACH_MULTIWAVE] || !seen[FV_APPROACH_WS]) {
+        free(table);  /* one approach forced: nothing to compare */
+        return FV_OK;
     }
     for (int32_t i = 0; i < used; i++)
         finish_row(&table[i]);

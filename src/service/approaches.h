@@ -32,7 +32,8 @@ typedef struct fv_approach_row {
 /* Pairs the rows of `results` forced to an approach ("...@multiwave",
  * "...@ws") by shape, in the order each shape first appears, into a new
  * array in *rows (free it) of *count entries; rows with approach "auto" are
- * ignored (NULL and 0 if there are none).  A time counts when the row was
+ * ignored.  NULL and 0 unless rows of both approaches are there (a run with
+ * one approach forced compares nothing).  A time counts when the row was
  * timed (pass, or skipped by --no-check, with a positive median); a later
  * row of the same case (a rerun) replaces an earlier one.  FV_ERR_NOMEM. */
 fv_status fv_approaches_compare(const fv_result *results, int32_t result_count,
