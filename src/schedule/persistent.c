@@ -718,14 +718,141 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
     return FV_OK;
 }
 
+/* ------------------------------------------ TMA inner persistent (seed 003) */
+
+enum {
+    TMA_INNER_BLOCK_X = 128,       /* the warp-specialized form needs bdimx 128 */
+    TMA_INNER_MAX_BATCH = 12,      /* nvFuser widens the block past this many vectors */
+    TMA_INNER_MAX_ROW_BYTES = 128 << 10,  /* larger rows need a cluster reduction */
+    TMA_INNER_GROUPS = 2,          /* compute groups (ping-pong) */
+};
+
+/* nvFuser takes the TMA inner persistent kernel only on request
+ * (NVFUSER_ENABLE=tma_inner_persistent; nvfuser.md 2): here, when the case
+ * forces the warp-specialized approach. */
+static bool inner_tma_selected(const fv_segment_view *view, const fv_case *c,
+                               const fv_device *device, char *why, size_t why_size)
+{
+    (void)view;
+    (void)device;
+    if (c->approach == FV_APPROACH_WS)
+        return true;
+    snprintf(why, why_size, "%s",
+             c->approach == FV_APPROACH_MULTIWAVE
+                 ? "the case forces the multi-wave approach"
+                 : "nvFuser takes the TMA inner persistent kernel only on request "
+                   "(tma_inner_persistent); --approach ws forces it");
+    return false;
+}
+
+/* nvFuser's gate (mayUseTma) and the conditions of its warp-specialized
+ * form, on the row buffers of the segment; FV_ERR_UNSUPPORTED naming the
+ * first that fails. */
+static fv_status inner_tma_check(const buffered_inputs *buffers, const fv_device *device,
+                                 int64_t inner, int vector)
+{
+    if (device->major < 9)
+        FV_FAIL(FV_ERR_UNSUPPORTED, "TMA inner persistent: needs compute capability 9.0, not %d.%d",
+                device->major, device->minor);
+    if (buffers->count == 0)
+        FV_FAIL(FV_ERR_UNSUPPORTED, "TMA inner persistent: no row buffers to copy");
+    int64_t row_bytes = 0;
+    for (int i = 0; i < buffers->count; i++) {
+        int64_t bytes = inner * (int64_t)buffers->element_bytes[i];
+        if (bytes % 16 != 0)
+            FV_FAIL(FV_ERR_UNSUPPORTED,
+                    "TMA inner persistent: rows of %lld bytes (bulk copies move multiples of 16)",
+                    (long long)bytes);
+        if ((size_t)vector * buffers->element_bytes[i] != 16)
+            FV_FAIL(FV_ERR_UNSUPPORTED,
+                    "TMA inner persistent: %d-element vectors of %zu-byte elements are not 128 bits",
+                    vector, buffers->element_bytes[i]);
+        row_bytes += bytes;
+    }
+    if (row_bytes > TMA_INNER_MAX_ROW_BYTES)
+        FV_FAIL(FV_ERR_UNSUPPORTED,
+                "TMA inner persistent: %lld bytes of row buffers need a cluster reduction",
+                (long long)row_bytes);
+    if (inner / vector < TMA_INNER_BLOCK_X)
+        FV_FAIL(FV_ERR_UNSUPPORTED, "TMA inner persistent: %lld vectors per row, fewer than %d",
+                (long long)(inner / vector), TMA_INNER_BLOCK_X);
+    return FV_OK;
+}
+
+/* nvFuser's parameters (nvfuser.md 2): 128 threads per compute group and
+ * `batch` vectors each (at most 12, else the form does not apply), two
+ * compute groups, two grouped rows when the row count is even, and
+ * nvFuser's stages = min(rows / (2 x grouped x SMs), what shared memory
+ * holds), at least 2.  A stage of nvFuser's holds the grouped rows of both
+ * compute groups; one of ours holds those of one group, so ours are twice
+ * as many. */
+static fv_status inner_tma_choose(const fv_segment_view *view, const fv_case *c,
+                                  const fv_device *device, fv_schedule_params *params)
+{
+    int64_t outer, inner;
+    fv_sched_canonical_extents(view, c, &outer, &inner);
+    buffered_inputs buffers;
+    find_buffered(view, &buffers);
+    int vector = fv_family_vector_width(view, inner);
+    FV_TRY(inner_tma_check(&buffers, device, inner, vector));
+    int64_t vectors = inner / vector;
+    int64_t batch = (vectors + TMA_INNER_BLOCK_X - 1) / TMA_INNER_BLOCK_X;
+    if (batch > TMA_INNER_MAX_BATCH)
+        FV_FAIL(FV_ERR_UNSUPPORTED,
+                "TMA inner persistent: %lld vectors per thread at %d threads; nvFuser widens the "
+                "block and drops warp specialization",
+                (long long)batch, TMA_INNER_BLOCK_X);
+    int groups = TMA_INNER_GROUPS;
+    int unroll = outer % 2 == 0 ? 2 : 1;
+    int64_t capacity = batch * TMA_INNER_BLOCK_X * vector;
+    int64_t budget = device->shared_per_block_optin - WS_SMALL_STATIC_SHARED;
+    int64_t by_rows = outer / ((int64_t)unroll * device->sm_count) / groups * groups;
+    int stages = 0;
+    while (stages + groups <= by_rows &&
+           ws_shared_bytes(&buffers, capacity, stages + groups, unroll, false) <= budget)
+        stages += groups;
+    if (stages < 2 * groups)
+        FV_FAIL(FV_ERR_UNSUPPORTED,
+                "TMA inner persistent: %d stages per compute group (rows per SM or shared "
+                "memory too few; warp specialization needs 2)", stages / groups);
+    int64_t tiles = (outer + (int64_t)unroll * groups - 1) / ((int64_t)unroll * groups);
+    int grid = tiles < device->sm_count ? (int)tiles : device->sm_count;
+    memset(params, 0, sizeof *params);
+    params->vector = vector;
+    params->block_x = TMA_INNER_BLOCK_X;
+    params->block_y = groups;
+    params->serial = (int)batch;
+    params->extra[EXTRA_IN_SHARED] = (int)((1u << buffers.count) - 1);
+    params->extra[EXTRA_MIN_BLOCKS] = 1;
+    params->extra[EXTRA_SHARED_BYTES] = (int)ws_shared_bytes(&buffers, capacity, stages, unroll, false);
+    params->extra[EXTRA_GRID] = grid;
+    params->extra[EXTRA_CACHED] = (int)((1u << buffers.cached_count) - 1);
+    params->extra[EXTRA_WS_STAGES] = stages;
+    params->extra[EXTRA_WS_UNROLL] = unroll;
+    snprintf(params->description, sizeof params->description,
+             "TMA inner persistent, warp-specialized: %d compute groups of %d threads and a "
+             "producer group, %d rows per step, %d stages of 1-D bulk copies (%d per group), "
+             "batch %lld of %d-element vectors, row-constant inputs in shared memory, one "
+             "block per SM (%d blocks)",
+             groups, TMA_INNER_BLOCK_X, unroll, stages, stages / groups, (long long)batch, vector,
+             grid);
+    return FV_OK;
+}
+
 /* ------------------------------------------------------------- emitting */
 
 /* Which kernel the emitter writes. */
 typedef enum persistent_kind {
     KIND_INNER,        /* inner persistent */
     KIND_MULTIWAVE,    /* inner-outer, multi-wave */
-    KIND_WS            /* inner-outer, warp-specialized */
+    KIND_WS,           /* inner-outer, warp-specialized */
+    KIND_INNER_TMA     /* inner persistent, warp-specialized (TMA circular buffer) */
 } persistent_kind;
+
+static bool warp_specialized(persistent_kind kind)
+{
+    return kind == KIND_WS || kind == KIND_INNER_TMA;
+}
 
 typedef struct persistent_emit {
     persistent_kind kind;
@@ -1158,7 +1285,7 @@ static const char *rounding_open(fv_dtype dtype)
  * the compute group on its named barrier. */
 static void emit_group_sum(persistent_emit *p, const char *name, int level, int count)
 {
-    if (p->kind == KIND_WS)
+    if (warp_specialized(p->kind))
         fv_codegen_line(&p->e, "fv_group_sum<%d, %d>(%s%d, reduction_scratch, 1 + group);",
                         p->params->block_x, count, name, level);
     else
@@ -1223,7 +1350,7 @@ static void emit_reduction_level(persistent_emit *p, int level)
         const fv_op *op = a->inner[r];
         fv_dtype dtype = fusion->values[op->outputs[0]].dtype;
         if (op->kind == FV_OP_MAX) {
-            if (p->kind == KIND_WS)
+            if (warp_specialized(p->kind))
                 fv_codegen_line(e, "maximum%d = fv_group_max<%d>(maximum%d, reduction_scratch, 1 + group);",
                                 r, params->block_x, r);
             else
@@ -1466,7 +1593,7 @@ static fv_status emit_sections(persistent_emit *p)
     FV_CHECK_ALLOC(p->buffered_lines);
     p->e.buffered_load = (const char **)p->buffered_lines;
     p->scratch_per_row = scratch_per_row(&p->analysis);
-    if (p->kind == KIND_WS) {
+    if (warp_specialized(p->kind)) {
         FV_TRY(emit_ws_before_rows(p));
         emit_ws_fetch(p);
         emit_ws_row_start(p);
@@ -1562,21 +1689,30 @@ static fv_status persistent_emit_kernel(const fv_segment_view *view,
                                         fv_text *source, persistent_kind kind)
 {
     persistent_emit p = {.kind = kind, .view = view, .params = params};
+    fv_text stage_two = {0};
     fv_status status = emit_sections(&p);
     if (status == FV_OK) {
         skeleton_fill fill = {.count = 0};
         fill_common(&fill, &p, kernel_name);
-        if (kind == KIND_WS)
+        if (warp_specialized(kind))
             fill_warp_specialized(&fill, &p);
         else
             fill_multiwave(&fill, &p);
+        if (kind == KIND_WS)  /* the second stage, filled first, then placed */
+            status = fv_codegen_fill(fv_skeleton_warp_specialized_stage_two, fill.names,
+                                     fill.sections, fill.count, &stage_two);
+        fill_text(&fill, "AFTER_ROWS", fv_text_str(&stage_two));
         static const char *const family_names[] = {"inner_persistent", "inner_outer_persistent",
-                                                   "inner_outer_ws"};
+                                                   "inner_outer_ws", "inner_tma"};
         const char *skeletons[] = {fv_skeleton_inner_persistent,
-                                   fv_skeleton_inner_outer_persistent, fv_skeleton_inner_outer_ws};
+                                   fv_skeleton_inner_outer_persistent,
+                                   fv_skeleton_warp_specialized, fv_skeleton_warp_specialized};
         fv_family_kernel_head(family_names[kind], params, source);
-        status = fv_codegen_fill(skeletons[kind], fill.names, fill.sections, fill.count, source);
+        if (status == FV_OK)
+            status = fv_codegen_fill(skeletons[kind], fill.names, fill.sections, fill.count,
+                                     source);
     }
+    fv_text_free(&stage_two);
     free_emit(&p);
     return status;
 }
@@ -1598,6 +1734,12 @@ static fv_status ws_emit(const fv_segment_view *view, const fv_schedule_params *
                          const char *kernel_name, fv_text *source)
 {
     return persistent_emit_kernel(view, params, kernel_name, source, KIND_WS);
+}
+
+static fv_status inner_tma_emit(const fv_segment_view *view, const fv_schedule_params *params,
+                                const char *kernel_name, fv_text *source)
+{
+    return persistent_emit_kernel(view, params, kernel_name, source, KIND_INNER_TMA);
 }
 
 /* -------------------------------------------------------------- launch */
@@ -1669,6 +1811,7 @@ static fv_status ws_launch(const fv_segment_view *view, const fv_schedule_params
 
 const fv_scheduler fv_sched_inner_persistent = {
     .name = "inner_persistent",
+    .approach = FV_APPROACH_MULTIWAVE,
     .accepts = inner_persistent_accepts,
     .choose = inner_persistent_choose,
     .emit = inner_persistent_emit,
@@ -1692,4 +1835,25 @@ const fv_scheduler fv_sched_inner_outer_ws = {
     .choose = ws_choose,
     .emit = ws_emit,
     .launch = ws_launch,
+};
+
+/* One block per SM as for the inner-outer kernel; no workspace, no grid sync. */
+static fv_status inner_tma_launch(const fv_segment_view *view, const fv_schedule_params *params,
+                                  const fv_case *c, const fv_device *device,
+                                  fv_launch_shape *shape)
+{
+    FV_TRY(ws_launch(view, params, c, device, shape));
+    shape->workspace_bytes = 0;
+    shape->cooperative = false;
+    return FV_OK;
+}
+
+const fv_scheduler fv_sched_inner_tma = {
+    .name = "inner_tma",
+    .approach = FV_APPROACH_WS,
+    .accepts = inner_persistent_accepts,
+    .selected = inner_tma_selected,
+    .choose = inner_tma_choose,
+    .emit = inner_tma_emit,
+    .launch = inner_tma_launch,
 };

@@ -285,7 +285,7 @@ fv_status fv_options_select_cases(const fv_options *options, fv_case_list *list,
     return FV_OK;
 }
 
-/* Whether the warp-specialized family takes a kernel of the case when forced. */
+/* Whether a warp-specialized family takes a kernel of the case when forced. */
 static bool warp_specialized_applies(const fv_case *c, const fv_device *device)
 {
     fv_case forced = *c;
@@ -297,7 +297,7 @@ static bool warp_specialized_applies(const fv_case *c, const fv_device *device)
     }
     bool applies = false;
     for (int32_t k = 0; k < plan.kernel_count; k++)
-        applies = applies || plan.kernels[k].segment->scheduler == &fv_sched_inner_outer_ws;
+        applies = applies || plan.kernels[k].segment->scheduler->approach == FV_APPROACH_WS;
     fv_plan_free(&plan);
     return applies;
 }

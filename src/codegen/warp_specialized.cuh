@@ -1,15 +1,16 @@
-// inner_outer_ws.cuh: skeleton of the warp-specialized inner-outer family
-// (layer-norm and RMS-norm backward with TMA, nvFuser's second approach).
+// warp_specialized.cuh: skeleton of the warp-specialized (TMA) kernels: the
+// inner-outer family (layer-norm and RMS-norm backward, nvFuser's second
+// approach) and the TMA inner persistent family (forward norms, seed 003).
 // One block per SM.  Threads with threadIdx.y < @GROUPS@ form the compute
 // groups (@BLOCK_X@ threads each); threadIdx.y == @GROUPS@ is the producer
 // warp group, one thread of which copies whole rows of the buffered inputs
 // into a circular buffer of @STAGES@ stages (1-D bulk copies completing on a
 // full barrier per stage).  Each compute group takes @UNROLL@ rows per step
 // from the stages of its own (stage % @GROUPS@), computes them as the
-// multi-wave kernel does, releases the stage on its empty barrier and adds
-// the outer reductions' terms to float partials in registers.  The partials
-// then go to the workspace ([grid x groups, inner] per outer reduction), the
-// grid synchronizes, and a second stage adds them up in a fixed order.
+// multi-wave kernel does, releases the stage on its empty barrier and, for
+// the inner-outer family, adds the outer reductions' terms to float partials
+// in registers; AFTER_ROWS is then that family's second stage
+// (warp_specialized_stage_two.cuh), empty for the inner family.
 // When each group is whole warp groups, the producer group gives registers
 // to the compute groups (setmaxnreg: @PRODUCER_REGISTERS@ and
 // @COMPUTE_REGISTERS@ per thread; 0 means every thread keeps its share) and
@@ -87,22 +88,5 @@ extern "C" __global__ void __launch_bounds__(@THREADS@, 1) @KERNEL_NAME@(
         }
         fv_release_registers<@START_REGISTERS@>();  // back to the launch share for stage 2
     }
-    // Stage 1 -> 2: each compute thread's partials to the workspace, then a grid sync.
-    const long long partial_rows = (long long)gridDim.x * @GROUPS@;
-    const long long partial_row = (long long)blockIdx.x * @GROUPS@ + threadIdx.y;
-    if (group < @GROUPS@) {
-        @WRITE_PARTIALS@
-    }
-    cooperative_groups::this_grid().sync();
-    // Stage 2: every thread of the block, as @STAGE_X@ column vectors x
-    // @STAGE_Y@ slices of the partial rows; slices are added in order.
-    __shared__ float stage_scratch[@STAGE_Y@][@STAGE_X@ * @STAGE_VECTOR@];
-    const int thread_index = threadIdx.y * @BLOCK_X@ + threadIdx.x;
-    const int slice = thread_index / @STAGE_X@;
-    for (long long column_base = (long long)blockIdx.x * @STAGE_X@ * @STAGE_VECTOR@;
-         column_base < inner; column_base += (long long)gridDim.x * @STAGE_X@ * @STAGE_VECTOR@) {
-        const long long column = column_base + (long long)(thread_index % @STAGE_X@) * @STAGE_VECTOR@;
-        const bool column_active = column < inner;
-        @STAGE_TWO@
-    }
+    @AFTER_ROWS@
 }
