@@ -204,9 +204,9 @@ START_TEST(norm_fusions_are_one_persistent_segment)
         /* the first of the two approaches; the plan selects between them */
         {NORM_LAYER_BACKWARD, "inner_outer_ws"},
         {NORM_RMS_BACKWARD, "inner_outer_ws"},
-        {NORM_LAYER_FORWARD, "inner_persistent"},
-        {NORM_RMS_FORWARD, "inner_persistent"},
-        {NORM_SOFTMAX, "inner_persistent"},
+        {NORM_LAYER_FORWARD, "inner_tma"},
+        {NORM_RMS_FORWARD, "inner_tma"},
+        {NORM_SOFTMAX, "inner_tma"},
     };
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
         fv_case *c = norm_case(expected[i].kind, FV_BF16, 64, 256, 0);
