@@ -242,6 +242,32 @@ START_TEST(warp_specialized_kernel_structure)
 }
 END_TEST
 
+/* The TMA inner persistent kernel (seed 003): the same producer and
+ * compute groups, but no partials, no grid sync and no second stage. */
+START_TEST(tma_inner_persistent_kernel_structure)
+{
+    static const fv_scheduler *const tma_families[] = {
+        &fv_sched_inner_tma, &fv_sched_pointwise, &fv_sched_inner_reduction,
+        &fv_sched_outer_reduction, NULL,
+    };
+    char names[4][32];
+    int count;
+    char **sources = generate_with(tma_families, NORM_RMS_FORWARD, FV_BF16, 16384, 4096, &count,
+                                   names);
+    ck_assert_int_eq(count, 1);
+    ck_assert_str_eq(names[0], "inner_tma");
+    const char *code = kernel_code(sources[0]);
+    ck_assert_ptr_nonnull(strstr(code, "__launch_bounds__(384, 1)"));
+    ck_assert_ptr_nonnull(strstr(code, "fv_bulk_copy(buffer0_slots + (long long)slot_row * 4096, in0 + fetch_row * inner,"));
+    ck_assert_ptr_nonnull(strstr(code, "fv_barrier_wait(&full_barriers[stage]"));
+    ck_assert_ptr_nonnull(strstr(code, "fv_barrier_arrive(&empty_barriers[stage]);"));
+    ck_assert_ptr_nonnull(strstr(code, "reduction_scratch, 1 + group);"));
+    ck_assert_ptr_null(strstr(code, "this_grid().sync()"));
+    ck_assert_ptr_null(strstr(code, "partial_row"));
+    free_sources(sources, count);
+}
+END_TEST
+
 START_TEST(skeleton_filling)
 {
     const char *skeleton = "a @X@ b\n    @BODY@\nend\n";
@@ -268,6 +294,7 @@ static Suite *codegen_suite(void)
     tcase_add_test(tcase, generated_code_is_commented);
     tcase_add_test(tcase, norm_backward_is_one_persistent_kernel);
     tcase_add_test(tcase, warp_specialized_kernel_structure);
+    tcase_add_test(tcase, tma_inner_persistent_kernel_structure);
     tcase_add_test(tcase, skeleton_filling);
     suite_add_tcase(suite, tcase);
     return suite;

@@ -252,6 +252,57 @@ START_TEST(forward_norms_are_inner_persistent)
 }
 END_TEST
 
+/* Seed 003, the TMA inner persistent kernel: never taken by --approach auto
+ * (nvFuser's opt-in); forced, nvFuser's example RMS-norm forward bf16 16384 x
+ * 4096 on B200 takes batch 4 of 8-element vectors, 2 groups of 128 threads
+ * and the producer, 2 grouped rows; nvFuser's 7 stages (shared memory over
+ * a stage of both groups' grouped rows) are 14 of ours, less the weight's
+ * slot and rounding: 12.  Rows bulk copies cannot move, short rows, too few
+ * rows per SM and more than 12 vectors per thread stay inner persistent. */
+START_TEST(seed_003_tma_inner_persistent)
+{
+    fv_case *c = norm_case(NORM_RMS_FORWARD, FV_BF16, 16384, 4096, 0);
+    choice chosen;
+    choose_for(c, "B200", &chosen);
+    ck_assert_str_eq(chosen.family, "inner_persistent");
+    c->approach = FV_APPROACH_WS;
+    choose_for(c, "B200", &chosen);
+    ck_assert_str_eq(chosen.family, "inner_tma");
+    ck_assert_int_eq(chosen.params.block_x, 128);
+    ck_assert_int_eq(chosen.params.block_y, 2);
+    ck_assert_int_eq(chosen.params.serial, 4);
+    ck_assert_int_eq(chosen.params.vector, 8);
+    ck_assert_int_eq(chosen.launch.block[1], 3);
+    ck_assert_int_eq(chosen.launch.grid[0], 148);
+    ck_assert(!chosen.launch.cooperative);
+    ck_assert_int_eq(chosen.launch.workspace_bytes, 0);
+    ck_assert_msg(strstr(chosen.params.description, "2 rows per step, 12 stages") != NULL, "%s",
+                  chosen.params.description);
+    ck_assert_int_le(chosen.launch.dynamic_shared_bytes, 232448 - 4096);
+    fv_case_free(c);
+    static const struct {
+        norm_kind kind;
+        fv_dtype dtype;
+        int64_t rows, inner;
+    } inner_persistent[] = {
+        {NORM_LAYER_FORWARD, FV_BF16, 16384, 1023},   /* 2046-byte rows */
+        {NORM_LAYER_FORWARD, FV_F32, 16384, 8192},    /* 4-element f32 vectors: 128-bit, but 16
+                                                         vectors per thread */
+        {NORM_RMS_FORWARD, FV_BF16, 16384, 512},      /* 64 vectors per row */
+        {NORM_SOFTMAX, FV_BF16, 216, 4096},           /* 216 rows: under 2 stages per group */
+    };
+    for (size_t i = 0; i < sizeof inner_persistent / sizeof inner_persistent[0]; i++) {
+        c = norm_case(inner_persistent[i].kind, inner_persistent[i].dtype,
+                      inner_persistent[i].rows, inner_persistent[i].inner, 0);
+        c->approach = FV_APPROACH_WS;
+        choose_for(c, "H100", &chosen);
+        ck_assert_msg(strcmp(chosen.family, "inner_persistent") == 0, "case %zu: %s", i,
+                      chosen.family);
+        fv_case_free(c);
+    }
+}
+END_TEST
+
 /* Sizes that are not multiples of the vector width or of the grid: a
  * narrower vector that divides H, and a grid that is still one wave. */
 START_TEST(irregular_sizes)
@@ -407,6 +458,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, large_rows_take_more_threads);
     tcase_add_test(tcase, oversized_rows_fall_back);
     tcase_add_test(tcase, forward_norms_are_inner_persistent);
+    tcase_add_test(tcase, seed_003_tma_inner_persistent);
     tcase_add_test(tcase, irregular_sizes);
     suite_add_tcase(suite, tcase);
     TCase *ws = tcase_create("warp_specialized");
