@@ -17,13 +17,13 @@ mpi_run() {
 }
 
 # rows FILE: one line "case_id status" per row of /results, in row order.
-# case_id and status are the first and eighth columns (docs/archive-format.md);
-# the columns before the eighth are one-line strings and numbers.
+# case_id and status are the first and tenth columns (docs/archive-format.md);
+# the columns before the tenth are one-line strings and numbers.
 rows() {
   h5dump -d /results "$1" | awk '
     /^   \([0-9]+\): \{/ { field = 0; inrow = 1; next }
     inrow { field++; line = $0; gsub(/^ +|,$/, "", line); value[field] = line
-            if (field == 8) { gsub(/"/, "", value[1]); print value[1], value[8]; inrow = 0 } }'
+            if (field == 10) { gsub(/"/, "", value[1]); print value[1], value[10]; inrow = 0 } }'
 }
 
 # row_count FILE: rows of /results from the dataspace.
