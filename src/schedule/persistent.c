@@ -849,9 +849,25 @@ typedef enum persistent_kind {
     KIND_INNER_TMA     /* inner persistent, warp-specialized (TMA circular buffer) */
 } persistent_kind;
 
+/* What each kind of kernel is. */
+typedef struct persistent_form {
+    const char *family;     /* its scheduler family (the kernel's head comment) */
+    const char *skeleton;
+    bool warp_specialized;  /* a producer group (threadIdx.y == groups) fills a circular buffer */
+    bool inner_outer;       /* outer reductions: workspace, cooperative grid sync, stage 2 */
+} persistent_form;
+
+static const persistent_form forms[] = {
+    [KIND_INNER] = {"inner_persistent", fv_skeleton_inner_persistent, false, false},
+    [KIND_MULTIWAVE] = {"inner_outer_persistent", fv_skeleton_inner_outer_persistent, false,
+                        true},
+    [KIND_WS] = {"inner_outer_ws", fv_skeleton_warp_specialized, true, true},
+    [KIND_INNER_TMA] = {"inner_tma", fv_skeleton_warp_specialized, true, false},
+};
+
 static bool warp_specialized(persistent_kind kind)
 {
-    return kind == KIND_WS || kind == KIND_INNER_TMA;
+    return forms[kind].warp_specialized;
 }
 
 typedef struct persistent_emit {
@@ -1698,18 +1714,14 @@ static fv_status persistent_emit_kernel(const fv_segment_view *view,
             fill_warp_specialized(&fill, &p);
         else
             fill_multiwave(&fill, &p);
-        if (kind == KIND_WS)  /* the second stage, filled first, then placed */
+        /* the warp-specialized second stage, filled first, then placed */
+        if (forms[kind].warp_specialized && forms[kind].inner_outer)
             status = fv_codegen_fill(fv_skeleton_warp_specialized_stage_two, fill.names,
                                      fill.sections, fill.count, &stage_two);
         fill_text(&fill, "AFTER_ROWS", fv_text_str(&stage_two));
-        static const char *const family_names[] = {"inner_persistent", "inner_outer_persistent",
-                                                   "inner_outer_ws", "inner_tma"};
-        const char *skeletons[] = {fv_skeleton_inner_persistent,
-                                   fv_skeleton_inner_outer_persistent,
-                                   fv_skeleton_warp_specialized, fv_skeleton_warp_specialized};
-        fv_family_kernel_head(family_names[kind], params, source);
+        fv_family_kernel_head(forms[kind].family, params, source);
         if (status == FV_OK)
-            status = fv_codegen_fill(skeletons[kind], fill.names, fill.sections, fill.count,
+            status = fv_codegen_fill(forms[kind].skeleton, fill.names, fill.sections, fill.count,
                                      source);
     }
     fv_text_free(&stage_two);
@@ -1744,10 +1756,14 @@ static fv_status inner_tma_emit(const fv_segment_view *view, const fv_schedule_p
 
 /* -------------------------------------------------------------- launch */
 
+/* Grid, block, shared memory, and for the inner-outer kinds the workspace
+ * (a partial row per block row or compute group and outer reduction) and a
+ * cooperative launch for the grid sync.  The warp-specialized kinds add the
+ * producer group as one more row of threads. */
 static fv_status persistent_launch(const fv_segment_view *view, const fv_schedule_params *params,
-                                   const fv_case *c, const fv_device *device,
-                                   fv_launch_shape *shape, bool inner_outer)
+                                   const fv_case *c, fv_launch_shape *shape, persistent_kind kind)
 {
+    const persistent_form *form = &forms[kind];
     int64_t outer, inner;
     fv_sched_canonical_extents(view, c, &outer, &inner);
     memset(shape, 0, sizeof *shape);
@@ -1758,17 +1774,16 @@ static fv_status persistent_launch(const fv_segment_view *view, const fv_schedul
     shape->grid[0] = (int)(blocks < 1 ? 1 : blocks);
     shape->grid[1] = shape->grid[2] = 1;
     shape->block[0] = params->block_x;
-    shape->block[1] = params->block_y;
+    shape->block[1] = params->block_y + (form->warp_specialized ? 1 : 0);
     shape->block[2] = 1;
     shape->dynamic_shared_bytes = params->extra[EXTRA_SHARED_BYTES];
-    if (inner_outer) {
+    if (form->inner_outer) {
         persistent_analysis a;
         FV_TRY(analyze(view, &a));
         shape->workspace_bytes = (int64_t)a.outer_count * shape->grid[0] * params->block_y * inner * 4;
         analysis_free(&a);
         shape->cooperative = true;
     }
-    (void)device;
     return FV_OK;
 }
 
@@ -1776,37 +1791,31 @@ static fv_status inner_persistent_launch(const fv_segment_view *view,
                                          const fv_schedule_params *params, const fv_case *c,
                                          const fv_device *device, fv_launch_shape *shape)
 {
-    return persistent_launch(view, params, c, device, shape, false);
+    (void)device;
+    return persistent_launch(view, params, c, shape, KIND_INNER);
 }
 
 static fv_status inner_outer_launch(const fv_segment_view *view, const fv_schedule_params *params,
                                     const fv_case *c, const fv_device *device,
                                     fv_launch_shape *shape)
 {
-    return persistent_launch(view, params, c, device, shape, true);
+    (void)device;
+    return persistent_launch(view, params, c, shape, KIND_MULTIWAVE);
 }
 
-/* One block per SM of compute groups and the producer warp group; the
- * workspace holds a partial row per (block, group) and outer reduction. */
 static fv_status ws_launch(const fv_segment_view *view, const fv_schedule_params *params,
                            const fv_case *c, const fv_device *device, fv_launch_shape *shape)
 {
-    int64_t outer, inner;
-    fv_sched_canonical_extents(view, c, &outer, &inner);
-    memset(shape, 0, sizeof *shape);
-    shape->grid[0] = params->extra[EXTRA_GRID];
-    shape->grid[1] = shape->grid[2] = 1;
-    shape->block[0] = params->block_x;
-    shape->block[1] = params->block_y + 1;
-    shape->block[2] = 1;
-    shape->dynamic_shared_bytes = params->extra[EXTRA_SHARED_BYTES];
-    persistent_analysis a;
-    FV_TRY(analyze(view, &a));
-    shape->workspace_bytes = (int64_t)a.outer_count * shape->grid[0] * params->block_y * inner * 4;
-    analysis_free(&a);
-    shape->cooperative = true;
     (void)device;
-    return FV_OK;
+    return persistent_launch(view, params, c, shape, KIND_WS);
+}
+
+static fv_status inner_tma_launch(const fv_segment_view *view, const fv_schedule_params *params,
+                                  const fv_case *c, const fv_device *device,
+                                  fv_launch_shape *shape)
+{
+    (void)device;
+    return persistent_launch(view, params, c, shape, KIND_INNER_TMA);
 }
 
 const fv_scheduler fv_sched_inner_persistent = {
@@ -1836,17 +1845,6 @@ const fv_scheduler fv_sched_inner_outer_ws = {
     .emit = ws_emit,
     .launch = ws_launch,
 };
-
-/* One block per SM as for the inner-outer kernel; no workspace, no grid sync. */
-static fv_status inner_tma_launch(const fv_segment_view *view, const fv_schedule_params *params,
-                                  const fv_case *c, const fv_device *device,
-                                  fv_launch_shape *shape)
-{
-    FV_TRY(ws_launch(view, params, c, device, shape));
-    shape->workspace_bytes = 0;
-    shape->cooperative = false;
-    return FV_OK;
-}
 
 const fv_scheduler fv_sched_inner_tma = {
     .name = "inner_tma",

@@ -617,30 +617,43 @@ static const char *approach_label(fv_case_approach approach)
     return approach == FV_APPROACH_AUTO ? "" : fv_case_approach_name(approach);
 }
 
-/* Which approach the plan took, and which the automatic rule takes for the
- * case on this device (planned again without the forced approach; kernels
- * are not compiled, so a warp-specialized kernel that would spill counts as
- * taken). */
-static void record_approaches(const fv_pipeline *p, const fv_case *c, const fv_case_plan *plan,
-                              fv_result *result)
+/* The approach the automatic rule takes for a case forced to one, on this
+ * device (planned without the forced approach; kernels are not compiled,
+ * so a warp-specialized kernel that would spill counts as taken).  Written
+ * once per case; an unforced case's is the approach its own plan takes. */
+static void record_auto_approach(const fv_pipeline *p, const fv_case *c, fv_result *result)
 {
-    fv_case_approach taken = fv_plan_approach(plan);
-    snprintf(result->taken_approach, sizeof result->taken_approach, "%s", approach_label(taken));
-    fv_case_approach automatic = taken;
-    if (c->approach != FV_APPROACH_AUTO) {
-        fv_case unforced = *c;
-        unforced.approach = FV_APPROACH_AUTO;
-        fv_case_plan auto_plan;
-        if (fv_plan_case(&unforced, &p->device, &auto_plan) == FV_OK) {
-            automatic = fv_plan_approach(&auto_plan);
-            fv_plan_free(&auto_plan);
-        } else {
-            fv_error_clear();
-            automatic = FV_APPROACH_AUTO;
-        }
+    fv_case unforced = *c;
+    unforced.approach = FV_APPROACH_AUTO;
+    fv_case_plan auto_plan;
+    fv_case_approach automatic = FV_APPROACH_AUTO;
+    if (fv_plan_case(&unforced, &p->device, &auto_plan) == FV_OK) {
+        automatic = fv_plan_approach(&auto_plan);
+        fv_plan_free(&auto_plan);
+    } else {
+        fv_error_clear();
     }
     snprintf(result->auto_approach, sizeof result->auto_approach, "%s",
              approach_label(automatic));
+}
+
+/* The approach the plan took (and, unforced, the automatic one). */
+static void record_taken_approach(const fv_case *c, const fv_case_plan *plan, fv_result *result)
+{
+    const char *taken = approach_label(fv_plan_approach(plan));
+    snprintf(result->taken_approach, sizeof result->taken_approach, "%s", taken);
+    if (c->approach == FV_APPROACH_AUTO)
+        snprintf(result->auto_approach, sizeof result->auto_approach, "%s", taken);
+}
+
+/* Compile-only: a kernel needs more shared memory than a block can have. */
+static void fail_shared_memory(const fv_pipeline *p, fv_result *result)
+{
+    char message[160];
+    snprintf(message, sizeof message,
+             "a kernel needs %d bytes of shared memory; a block can have %lld on %s",
+             result->shared_bytes, (long long)p->device.shared_per_block_optin, p->device.name);
+    fv_result_fail(result, FV_RESULT_FAIL, "compile", message);
 }
 
 static void fill_identity(const fv_pipeline *p, const fv_case *c, fv_result *result)
@@ -692,7 +705,9 @@ fv_status fv_pipeline_run(fv_pipeline *p, const fv_case *c, fv_result *result, d
         }
         clear_resources(result);
         describe_plan(&plan, result);
-        record_approaches(p, c, &plan, result);
+        record_taken_approach(c, &plan, result);
+        if (excluded_count == 0 && c->approach != FV_APPROACH_AUTO)
+            record_auto_approach(p, c, result);  /* the same for every retry */
         free(kernels);
         kernels = calloc((size_t)plan.kernel_count + 1, sizeof *kernels);
         if (kernels == NULL) {
@@ -725,15 +740,10 @@ fv_status fv_pipeline_run(fv_pipeline *p, const fv_case *c, fv_result *result, d
                        status == FV_ERR_NVRTC ? "compile" : "load", fv_error_message());
         status = status == FV_ERR_NOMEM ? status : FV_OK;
     } else if (p->context == NULL) {
-        char message[160];
-        snprintf(message, sizeof message,
-                 "a kernel needs %d bytes of shared memory; a block can have %lld on %s",
-                 result->shared_bytes, (long long)p->device.shared_per_block_optin,
-                 p->device.name);
         if (result->spill_bytes > 0)
             fv_result_fail(result, FV_RESULT_FAIL, "compile", "a kernel spills registers");
         else if (result->shared_bytes > p->device.shared_per_block_optin)
-            fv_result_fail(result, FV_RESULT_FAIL, "compile", message);
+            fail_shared_memory(p, result);
         else
             fv_result_fail(result, FV_RESULT_COMPILED, "compile", "");
     } else if (p->poisoned) {
