@@ -599,16 +599,10 @@ static fv_status ws_problem(const fv_segment_view *view, const fv_case *c,
     return FV_OK;
 }
 
-/* The case's approach, or nvFuser's automatic rule (nvfuser.md 1.4). */
+/* nvFuser's automatic rule (nvfuser.md 1.4). */
 static bool ws_selected(const fv_segment_view *view, const fv_case *c, const fv_device *device,
                         char *why, size_t why_size)
 {
-    if (c->approach == FV_APPROACH_MULTIWAVE) {
-        snprintf(why, why_size, "the case forces the multi-wave approach");
-        return false;
-    }
-    if (c->approach == FV_APPROACH_WS)
-        return true;
     fv_sched_ws_problem problem;
     buffered_inputs buffers;
     bool possible;
@@ -660,7 +654,7 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
     int64_t vectors = problem.inner / problem.vector;
     int batch = (int)((vectors + ws.bdimx - 1) / ws.bdimx);
     int64_t capacity = (int64_t)batch * ws.bdimx * problem.vector;
-    int stages = ws.stages / groups * groups;
+    int stages = ws.stages;  /* a multiple of the groups (the heuristic rounds it) */
     /* Static shared memory: the stage-2 scratch (a float per column of each
      * thread, at most 4 columns) and the small arrays. */
     int64_t static_shared = (int64_t)ws.bdimx * (groups + 1) * 4 * 4 + WS_SMALL_STATIC_SHARED;
@@ -714,7 +708,6 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
              ws.registers_needed, ws.compute_registers,
              ws.register_sharing ? " with register sharing" : "",
              ws.good ? "" : "; forced although not good: ", ws.good ? "" : ws.why_not_good);
-    (void)c;
     return FV_OK;
 }
 
@@ -728,20 +721,16 @@ enum {
 };
 
 /* nvFuser takes the TMA inner persistent kernel only on request
- * (NVFUSER_ENABLE=tma_inner_persistent; nvfuser.md 2): here, when the case
- * forces the warp-specialized approach. */
+ * (NVFUSER_ENABLE=tma_inner_persistent; nvfuser.md 2): here, only when the
+ * case forces the warp-specialized approach, so never automatically. */
 static bool inner_tma_selected(const fv_segment_view *view, const fv_case *c,
                                const fv_device *device, char *why, size_t why_size)
 {
     (void)view;
+    (void)c;
     (void)device;
-    if (c->approach == FV_APPROACH_WS)
-        return true;
-    snprintf(why, why_size, "%s",
-             c->approach == FV_APPROACH_MULTIWAVE
-                 ? "the case forces the multi-wave approach"
-                 : "nvFuser takes the TMA inner persistent kernel only on request "
-                   "(tma_inner_persistent); --approach ws forces it");
+    snprintf(why, why_size, "nvFuser takes the TMA inner persistent kernel only on request "
+                            "(tma_inner_persistent); --approach ws forces it");
     return false;
 }
 

@@ -88,10 +88,12 @@ typedef struct fv_scheduler {
     fv_case_approach approach;
     /* Whether the family can take this segment; if not, `why` says why. */
     bool (*accepts)(const fv_segment_view *view, char *why, size_t why_size);
-    /* Optional (NULL: always): whether this family should take the segment
-     * of this case on this device, for families that are one of several
-     * approaches (the case's forced approach, or the automatic rule).  When
-     * false, the plan sets the family aside for the case and notes `why`. */
+    /* Optional (NULL: always): for families that are one of several
+     * approaches, the automatic rule: whether this family should take the
+     * segment of this unforced case on this device.  A case forced to an
+     * approach takes the families of that approach and sets the others'
+     * aside without asking (service/plan.c).  When false, the plan sets the
+     * family aside for the case and notes `why`. */
     bool (*selected)(const fv_segment_view *view, const fv_case *c, const fv_device *device,
                      char *why, size_t why_size);
     /* Parameters for a case on a device.  FV_ERR_UNSUPPORTED if the sizes

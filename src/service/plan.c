@@ -20,14 +20,21 @@ static void segment_case(const fv_case *c, const fv_segment *segment, fv_case *o
     }
 }
 
-/* Whether the segment's family is selected for the case (see
- * fv_scheduler.selected); FV_ERR_UNSUPPORTED with the reason if not. */
+/* Whether the segment's family is selected for the case: a family with a
+ * `selected` hook (see fv_scheduler.selected) is when the case forces its
+ * approach, is not when the case forces another, and otherwise asks the
+ * hook.  FV_ERR_UNSUPPORTED with the reason if not. */
 static fv_status check_selected(const fv_kernel_plan *kernel, const fv_device *device)
 {
     const fv_scheduler *scheduler = kernel->segment->scheduler;
+    const fv_case *c = &kernel->segment_case;
+    if (scheduler->selected == NULL || c->approach == scheduler->approach)
+        return FV_OK;
+    if (c->approach != FV_APPROACH_AUTO)
+        FV_FAIL(FV_ERR_UNSUPPORTED, "the case forces the %s approach",
+                c->approach == FV_APPROACH_MULTIWAVE ? "multi-wave" : "warp-specialized");
     char why[256] = "";
-    if (scheduler->selected == NULL ||
-        scheduler->selected(&kernel->segment->view, &kernel->segment_case, device, why, sizeof why))
+    if (scheduler->selected(&kernel->segment->view, c, device, why, sizeof why))
         return FV_OK;
     FV_FAIL(FV_ERR_UNSUPPORTED, "%s", why);
 }
