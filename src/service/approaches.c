@@ -9,6 +9,11 @@
 
 #include "ir/case.h"
 
+static bool is_approach(const char *text, fv_case_approach approach)
+{
+    return strcmp(text, fv_case_approach_name(approach)) == 0;
+}
+
 static bool timed(const fv_result *r)
 {
     return (r->status == FV_RESULT_PASS || r->status == FV_RESULT_SKIPPED) &&
@@ -39,7 +44,7 @@ static void take_result(fv_approach_row *row, const fv_result *r, fv_case_approa
     double time = timed(r) ? r->time_median_ms : NAN;
     if (approach == FV_APPROACH_WS) {
         row->ws_ms = time;
-        row->ws_taken = strcmp(r->taken_approach, "ws") == 0;
+        row->ws_taken = is_approach(r->taken_approach, FV_APPROACH_WS);
     } else {
         row->multiwave_ms = time;
     }
@@ -54,13 +59,14 @@ static void finish_row(fv_approach_row *row)
     if (isnan(row->multiwave_ms) || isnan(row->ws_ms))
         return;
     if (!row->ws_taken) {
-        snprintf(row->fastest, sizeof row->fastest, "multiwave");
+        snprintf(row->fastest, sizeof row->fastest, "%s", fv_case_approach_name(FV_APPROACH_MULTIWAVE));
         return;
     }
     bool ws_faster = row->ws_ms < row->multiwave_ms;
-    snprintf(row->fastest, sizeof row->fastest, "%s", ws_faster ? "ws" : "multiwave");
+    snprintf(row->fastest, sizeof row->fastest, "%s",
+             fv_case_approach_name(ws_faster ? FV_APPROACH_WS : FV_APPROACH_MULTIWAVE));
     double best = ws_faster ? row->ws_ms : row->multiwave_ms;
-    double chosen = strcmp(row->auto_approach, "ws") == 0 ? row->ws_ms : row->multiwave_ms;
+    double chosen = is_approach(row->auto_approach, FV_APPROACH_WS) ? row->ws_ms : row->multiwave_ms;
     row->auto_regret = chosen / best - 1.0;
 }
 

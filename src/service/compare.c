@@ -36,17 +36,6 @@ static int keep_finite_sorted(const double *values, int count, double *kept)
     return kept_count;
 }
 
-static bool status_is_bad(int32_t status)
-{
-    return status == FV_RESULT_FAIL || status == FV_RESULT_ERROR || status == FV_RESULT_CRASH ||
-           status == FV_RESULT_TIMEOUT;
-}
-
-static bool status_is_good(int32_t status)
-{
-    return status == FV_RESULT_PASS || status == FV_RESULT_COMPILED;
-}
-
 static const char *status_name(int32_t status)
 {
     return status < 0 ? "absent" : fv_result_status_name((fv_result_status)status);
@@ -344,9 +333,9 @@ static fv_status unique_rows(const fv_compare_side *side, indexed_row **rows, in
 
 static bool is_new_failure(int32_t old_status, int32_t new_status)
 {
-    if (status_is_bad(new_status))
-        return !status_is_bad(old_status);
-    return status_is_good(old_status) && new_status == FV_RESULT_UNSUPPORTED;
+    if (fv_result_status_failed(new_status))
+        return !fv_result_status_failed(old_status);
+    return fv_result_status_passed(old_status) && new_status == FV_RESULT_UNSUPPORTED;
 }
 
 static fv_status compare_timings(const fv_compare_side *old_side, const fv_compare_side *new_side,

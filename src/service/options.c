@@ -295,9 +295,7 @@ static bool warp_specialized_applies(const fv_case *c, const fv_device *device)
         fv_error_clear();
         return false;
     }
-    bool applies = false;
-    for (int32_t k = 0; k < plan.kernel_count; k++)
-        applies = applies || plan.kernels[k].segment->scheduler->approach == FV_APPROACH_WS;
+    bool applies = fv_plan_uses_approach(&plan, FV_APPROACH_WS);
     fv_plan_free(&plan);
     return applies;
 }

@@ -720,7 +720,8 @@ fv_status fv_pipeline_run(fv_pipeline *p, const fv_case *c, fv_result *result, d
             fv_rt_kernel_resources resources = {0};
             status = prepare_kernel(p, &plan.kernels[k], result, &kernels[k], &resources);
             if (status == FV_OK && kernel_sink != NULL)
-                kernel_sink(sink_context, &plan.kernels[k], &resources, p->arch);
+                kernel_sink(sink_context, &plan.kernels[k], &resources, p->arch, k,
+                            plan.kernel_count);
             int spills = resources.spill_store_bytes + resources.spill_load_bytes;
             if (status == FV_OK && spills > 0 && spilled == NULL) {
                 spilled = plan.kernels[k].segment->scheduler;

@@ -48,10 +48,12 @@ const fv_rt_device_info *fv_pipeline_gpu(const fv_pipeline *pipeline);
 /* Measured device-to-device copy bandwidth in GB/s (0 without a GPU). */
 double fv_pipeline_copy_bandwidth(const fv_pipeline *pipeline);
 
-/* Called once per kernel a case uses, with its source and resources. */
+/* Called once per kernel a case uses, after compiling it, with its source
+ * and resources and its place among the plan's kernels (index of count; a
+ * plan made again after a kernel spilled counts from 0 again). */
 typedef void (*fv_pipeline_kernel_sink)(void *context, const fv_kernel_plan *kernel,
                                         const fv_rt_kernel_resources *resources,
-                                        const char *arch);
+                                        const char *arch, int32_t index, int32_t count);
 
 /* Runs a case and fills *result (status, stage, resources, comparison,
  * timing, bandwidth) and samples[0..*sample_count) with the timed repeats

@@ -159,6 +159,14 @@ fv_case_approach fv_plan_approach(const fv_case_plan *plan)
     return FV_APPROACH_AUTO;
 }
 
+bool fv_plan_uses_approach(const fv_case_plan *plan, fv_case_approach approach)
+{
+    for (int32_t k = 0; k < plan->kernel_count; k++)
+        if (plan->kernels[k].segment->scheduler->approach == approach)
+            return true;
+    return false;
+}
+
 void fv_plan_free(fv_case_plan *plan)
 {
     for (int32_t i = 0; i < plan->kernel_count; i++)

@@ -42,6 +42,9 @@ fv_status fv_plan_case_excluding(const fv_case *c, const fv_device *device,
  * approach (fv_scheduler.approach), or FV_APPROACH_AUTO when none is. */
 fv_case_approach fv_plan_approach(const fv_case_plan *plan);
 
+/* Whether any kernel of the plan comes from a family of `approach`. */
+bool fv_plan_uses_approach(const fv_case_plan *plan, fv_case_approach approach);
+
 void fv_plan_free(fv_case_plan *plan);
 
 /* Host values of a kernel's scalar parameters (doubles, in parameter

@@ -17,10 +17,9 @@ void fv_progress_start(fv_progress *progress, int64_t total, int64_t earlier, do
 void fv_progress_count(fv_progress *progress, int status)
 {
     progress->done++;
-    if (status == FV_RESULT_PASS || status == FV_RESULT_COMPILED)
+    if (fv_result_status_passed(status))
         progress->passed++;
-    else if (status == FV_RESULT_FAIL || status == FV_RESULT_ERROR ||
-             status == FV_RESULT_CRASH || status == FV_RESULT_TIMEOUT)
+    else if (fv_result_status_failed(status))
         progress->failed++;
 }
 

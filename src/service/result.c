@@ -23,6 +23,17 @@ bool fv_result_status_parse(const char *name, fv_result_status *status)
     return false;
 }
 
+bool fv_result_status_failed(int32_t status)
+{
+    return status == FV_RESULT_FAIL || status == FV_RESULT_ERROR || status == FV_RESULT_CRASH ||
+           status == FV_RESULT_TIMEOUT;
+}
+
+bool fv_result_status_passed(int32_t status)
+{
+    return status == FV_RESULT_PASS || status == FV_RESULT_COMPILED;
+}
+
 void fv_result_init(fv_result *result, const char *case_id, const char *family, const char *dtype,
                     const char *sizes, uint64_t seed, const char *source)
 {

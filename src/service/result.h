@@ -26,6 +26,13 @@ const char *fv_result_status_name(fv_result_status status);
 /* Parses a status name; false if unknown. */
 bool fv_result_status_parse(const char *name, fv_result_status *status);
 
+/* True for the statuses that make a run fail: fail, error, crash, timeout. */
+bool fv_result_status_failed(int32_t status);
+
+/* True for the statuses of a case that did what it was asked: pass, and
+ * compiled (--compile-only). */
+bool fv_result_status_passed(int32_t status);
+
 #define FV_RESULT_MAX_SAMPLES 256
 
 typedef struct fv_result {

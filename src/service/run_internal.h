@@ -124,9 +124,6 @@ int fv_run_recorder_exit_status(const fv_run_recorder *recorder);
 /* Frees the rows (the archive is closed by the caller). */
 void fv_run_recorder_free(fv_run_recorder *recorder);
 
-/* True for statuses that make a run fail: fail, error, crash, timeout. */
-bool fv_run_is_failure(int status);
-
 /* ---------------------------------------------------------------- loops */
 
 /* The cases rank 0 hands out in this session, longest first. */

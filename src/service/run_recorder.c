@@ -17,12 +17,6 @@ enum {
 #define TERMINAL_PROGRESS_SECONDS 0.5
 #define PLAIN_PROGRESS_SECONDS 30.0
 
-bool fv_run_is_failure(int status)
-{
-    return status == FV_RESULT_FAIL || status == FV_RESULT_ERROR || status == FV_RESULT_CRASH ||
-           status == FV_RESULT_TIMEOUT;
-}
-
 void fv_run_recorder_start(fv_run_recorder *recorder, int64_t total, int64_t earlier)
 {
     double now = fv_run_now();
@@ -171,8 +165,8 @@ static void print_groups(const fv_run_recorder *recorder)
                 continue;
             done[j] = true;
             cases++;
-            passed += r->status == FV_RESULT_PASS || r->status == FV_RESULT_COMPILED;
-            failed += fv_run_is_failure(r->status);
+            passed += fv_result_status_passed(r->status);
+            failed += fv_result_status_failed(r->status);
             worst = fmax(worst, r->worst_ratio);
             if (r->percent_of_copy > 0)
                 percents[percent_count++] = r->percent_of_copy;
@@ -195,7 +189,7 @@ void fv_run_recorder_summary(fv_run_recorder *recorder)
     int failures = 0;
     for (int32_t i = 0; i < recorder->result_count; i++) {
         const fv_result *r = &recorder->results[i];
-        if (!fv_run_is_failure(r->status))
+        if (!fv_result_status_failed(r->status))
             continue;
         if (failures++ == 0)
             printf("\nfailures:\n");
@@ -224,7 +218,7 @@ fv_status fv_run_recorder_compare_approaches(fv_run_recorder *recorder)
 int fv_run_recorder_exit_status(const fv_run_recorder *recorder)
 {
     for (int32_t i = 0; i < recorder->result_count; i++)
-        if (fv_run_is_failure(recorder->results[i].status))
+        if (fv_result_status_failed(recorder->results[i].status))
             return 1;
     return 0;
 }

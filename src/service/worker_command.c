@@ -261,17 +261,17 @@ static fv_status remember_kernel(worker_state *w, const char *hash)
 typedef struct case_context {
     worker_state *worker;
     fv_outcome *outcome;
-    int32_t kernels_seen, kernel_total; /* total known only with a GPU */
     fv_status status;                   /* first failure inside the sink */
 } case_context;
 
 /* The pipeline calls this once per kernel of the case, after compiling it;
- * each kernel's source goes to the rank once per worker. */
+ * each kernel's source goes to the rank once per worker.  After the last
+ * kernel of the plan the GPU stages begin (not in compile-only mode). */
 static void collect_kernel(void *context, const fv_kernel_plan *kernel,
-                           const fv_rt_kernel_resources *resources, const char *arch)
+                           const fv_rt_kernel_resources *resources, const char *arch,
+                           int32_t index, int32_t count)
 {
     case_context *c = context;
-    c->kernels_seen++;
     if (c->status == FV_OK && !kernel_was_sent(c->worker, kernel->hash)) {
         c->status = fv_outcome_add_kernel(
             c->outcome, kernel->hash, kernel->source, arch, kernel->segment->scheduler->name,
@@ -280,7 +280,7 @@ static void collect_kernel(void *context, const fv_kernel_plan *kernel,
         if (c->status == FV_OK)
             c->status = remember_kernel(c->worker, kernel->hash);
     }
-    if (c->status == FV_OK && c->kernel_total > 0 && c->kernels_seen == c->kernel_total)
+    if (c->status == FV_OK && !c->worker->compile_only && index == count - 1)
         c->status = send_stage("launch");
 }
 
@@ -329,22 +329,6 @@ static fv_status find_case(worker_state *w, const fv_assignment *assignment,
     return FV_OK;
 }
 
-/* Kernels of the case (planned once more, cheaply) so the sink can tell
- * when the GPU stages begin; 0 when unknown or compile-only. */
-static int32_t count_kernels(const worker_state *w, const fv_case *c)
-{
-    if (w->compile_only)
-        return 0;
-    fv_case_plan plan;
-    if (fv_plan_case(c, fv_pipeline_device(w->pipeline), &plan) != FV_OK) {
-        fv_error_clear();
-        return 0;
-    }
-    int32_t count = plan.kernel_count;
-    fv_plan_free(&plan);
-    return count;
-}
-
 static fv_status run_case(worker_state *w, const fv_assignment *assignment)
 {
     fv_outcome outcome;
@@ -368,8 +352,7 @@ static fv_status run_case(worker_state *w, const fv_assignment *assignment)
         fv_case_split_approach(assignment->case_id, base, sizeof base, &approach);
         fv_case_with_approach(&assigned, approach);
         c = &assigned;
-        case_context context = {.worker = w, .outcome = &outcome,
-                                .kernel_total = count_kernels(w, c)};
+        case_context context = {.worker = w, .outcome = &outcome};
         FV_TRY_GOTO(status, send_stage("compile"), done);
         inject_fault(assignment->case_id);
         int sample_count = 0;
