@@ -111,13 +111,23 @@ static bool listed(const fv_scheduler *const *list, const fv_scheduler *family)
     return false;
 }
 
+/* Appends "family not selected|not used: why" to a note. */
+static void add_note(char *note, size_t size, const fv_scheduler *rejected, bool not_selected)
+{
+    size_t used = strlen(note);
+    snprintf(note + used, size - used, "%s%s %s: %s", used ? "; " : "", rejected->name,
+             not_selected ? "not selected" : "not used", fv_error_message());
+}
+
 fv_status fv_plan_case_excluding(const fv_case *c, const fv_device *device,
                                  const fv_scheduler *const *excluded, const char *reason,
                                  fv_case_plan *plan)
 {
-    memset(plan, 0, sizeof *plan);
+    /* The notes outlive the attempts; the plan gets them at the end. */
+    char fallback[sizeof plan->fallback] = "", selection[sizeof plan->selection] = "";
     if (reason != NULL)
-        snprintf(plan->fallback, sizeof plan->fallback, "%s", reason);
+        snprintf(fallback, sizeof fallback, "%s", reason);
+    memset(plan, 0, sizeof *plan);
     const fv_scheduler *const *registry = fv_sched_registry();
     const fv_scheduler *families[16];
     int count = 0;
@@ -129,16 +139,18 @@ fv_status fv_plan_case_excluding(const fv_case *c, const fv_device *device,
         const fv_scheduler *rejected;
         bool not_selected;
         fv_status status = plan_with(c, device, families, plan, &rejected, &not_selected);
-        if (status == FV_OK)
-            return FV_OK;
-        fv_plan_free(plan);
-        if (status != FV_ERR_UNSUPPORTED || rejected == NULL)
+        if (status != FV_OK)
+            fv_plan_free(plan);
+        if (status != FV_ERR_UNSUPPORTED || rejected == NULL) {
+            snprintf(plan->fallback, sizeof plan->fallback, "%s", fallback);
+            snprintf(plan->selection, sizeof plan->selection, "%s", selection);
             return status;
+        }
         /* Set the family aside and segment again with the others. */
-        char *note = not_selected ? plan->selection : plan->fallback;
-        size_t used = strlen(note);
-        snprintf(note + used, sizeof plan->fallback - used, "%s%s %s: %s", used ? "; " : "",
-                 rejected->name, not_selected ? "not selected" : "not used", fv_error_message());
+        if (not_selected)
+            add_note(selection, sizeof selection, rejected, true);
+        else
+            add_note(fallback, sizeof fallback, rejected, false);
         fv_error_clear();
         int kept = 0;
         for (int i = 0; i < count; i++)
@@ -173,12 +185,7 @@ void fv_plan_free(fv_case_plan *plan)
         free(plan->kernels[i].source);
     free(plan->kernels);
     fv_segmentation_free(&plan->segmentation);
-    char fallback[sizeof plan->fallback], selection[sizeof plan->selection];
-    snprintf(fallback, sizeof fallback, "%s", plan->fallback);
-    snprintf(selection, sizeof selection, "%s", plan->selection);
     memset(plan, 0, sizeof *plan);
-    snprintf(plan->fallback, sizeof plan->fallback, "%s", fallback);
-    snprintf(plan->selection, sizeof plan->selection, "%s", selection);
 }
 
 fv_status fv_plan_scalar_arguments(const fv_kernel_plan *kernel, double *values, int capacity,
