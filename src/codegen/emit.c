@@ -20,7 +20,7 @@ const char *fv_codegen_register_type(fv_dtype dtype)
     }
 }
 
-static const char *storage_type(fv_dtype dtype)
+const char *fv_codegen_storage_type(fv_dtype dtype)
 {
     switch (dtype) {
     case FV_F64: return "double";
@@ -161,14 +161,14 @@ void fv_codegen_parameters(const fv_segment_view *view, fv_text *out)
         if (fusion->values[id].kind != FV_VALUE_TENSOR)
             continue;
         fv_text_printf(out, "    const %s *__restrict__ in%d,  // ",
-                       storage_type(fusion->values[id].dtype), position++);
+                       fv_codegen_storage_type(fusion->values[id].dtype), position++);
         describe_tensor(view, id, out);
         fv_text_printf(out, "\n");
     }
     for (int32_t o = 0; o < fusion->output_count; o++) {
         int32_t id = fusion->outputs[o];
-        fv_text_printf(out, "    %s *__restrict__ out%d,  // ", storage_type(fusion->values[id].dtype),
-                       (int)o);
+        fv_text_printf(out, "    %s *__restrict__ out%d,  // ",
+                       fv_codegen_storage_type(fusion->values[id].dtype), (int)o);
         describe_tensor(view, id, out);
         fv_text_printf(out, "\n");
     }
@@ -325,8 +325,7 @@ static void arithmetic(const fv_emitter *emitter, const fv_op *op, const char *l
     }
 }
 
-/* Wraps the expression so the value is rounded as the fusion's dtype says. */
-static void rounded(fv_dtype dtype, const char *expression, char *buffer, size_t size)
+void fv_codegen_rounded(fv_dtype dtype, const char *expression, char *buffer, size_t size)
 {
     if (dtype == FV_BF16)
         snprintf(buffer, size, "fv_round_bf16(%s)", expression);
@@ -348,7 +347,7 @@ static void cast_expression(const fv_emitter *emitter, const fv_op *op, const ch
     }
     char converted[160];
     snprintf(converted, sizeof converted, "(%s)(%s)", fv_codegen_register_type(target), a);
-    rounded(target, converted, buffer, size);
+    fv_codegen_rounded(target, converted, buffer, size);
 }
 
 static void op_expression(const fv_emitter *emitter, const fv_op *op, const char *lane,
@@ -367,7 +366,7 @@ static void op_expression(const fv_emitter *emitter, const fv_op *op, const char
             fv_codegen_value(emitter, op->inputs[0], lane, fill, sizeof fill);
         char converted[96];
         snprintf(converted, sizeof converted, "(%s)(%s)", fv_codegen_register_type(out->dtype), fill);
-        rounded(out->dtype, converted, buffer, size);
+        fv_codegen_rounded(out->dtype, converted, buffer, size);
         return;
     }
     char expression[512];
@@ -377,7 +376,7 @@ static void op_expression(const fv_emitter *emitter, const fv_op *op, const char
     if (shape || fv_ir_op_category(op->kind) == FV_CATEGORY_COMPARE)
         snprintf(buffer, size, "%s", expression);
     else
-        rounded(out->dtype, expression, buffer, size);
+        fv_codegen_rounded(out->dtype, expression, buffer, size);
 }
 
 static void comment_op(fv_emitter *emitter, const fv_op *op)
@@ -437,15 +436,20 @@ static void offset_expression(const fv_emitter *emitter, int32_t value, fv_emit_
         snprintf(buffer, size, "0");
 }
 
+int fv_codegen_input_position(const fv_fusion *fusion, int32_t value)
+{
+    int position = 0;
+    for (int32_t i = 0; i < fusion->values[value].input_index; i++)
+        position += fusion->values[fusion->inputs[i]].kind == FV_VALUE_TENSOR;
+    return position;
+}
+
 static void emit_load(fv_emitter *emitter, int32_t value, fv_emit_index where)
 {
     const fv_value *v = &emitter->view->fusion->values[value];
     const char *type = fv_codegen_register_type(v->dtype);
     char offset[160], label[40];
-    int position = 0;
-    for (int32_t i = 0; i < v->input_index; i++)
-        position += emitter->view->fusion->values[emitter->view->fusion->inputs[i]].kind ==
-                    FV_VALUE_TENSOR;
+    int position = fv_codegen_input_position(emitter->view->fusion, value);
     offset_expression(emitter, value, where, offset, sizeof offset);
     fv_codegen_line(emitter, "// %s: input %d, %s",
                     fv_ir_value_label(emitter->view->fusion, value, label), position,
@@ -560,10 +564,10 @@ void fv_codegen_store(fv_emitter *emitter, int position, int32_t value, fv_emit_
                         position, offset, (int)source);
     else if (float_storage(v->dtype))
         fv_codegen_line(emitter, "out%d[%s] = fv_from_float<%s>(v%d);", position, offset,
-                        storage_type(v->dtype), (int)source);
+                        fv_codegen_storage_type(v->dtype), (int)source);
     else
-        fv_codegen_line(emitter, "out%d[%s] = (%s)v%d;", position, offset, storage_type(v->dtype),
-                        (int)source);
+        fv_codegen_line(emitter, "out%d[%s] = (%s)v%d;", position, offset,
+                        fv_codegen_storage_type(v->dtype), (int)source);
 }
 
 void fv_codegen_compute_output(fv_emitter *emitter, bool *scratch, int position, int32_t value,

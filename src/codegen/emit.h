@@ -100,6 +100,18 @@ void fv_codegen_value(const fv_emitter *emitter, int32_t value, const char *lane
 /* Register type of a dtype's values in kernels: "float", "double", ... */
 const char *fv_codegen_register_type(fv_dtype dtype);
 
+/* The C type a tensor of `dtype` is stored as in device memory
+ * ("__nv_bfloat16", "__half", "float", "double", ...). */
+const char *fv_codegen_storage_type(fv_dtype dtype);
+
+/* Writes `expression` wrapped so the value is rounded as `dtype` says
+ * (fv_round_bf16(...), fv_round_f16(...), or unchanged) into `buffer`. */
+void fv_codegen_rounded(fv_dtype dtype, const char *expression, char *buffer, size_t size);
+
+/* The kernel parameter position (in0, in1, ...) of input tensor `value`:
+ * tensor inputs before it, scalars not counted. */
+int fv_codegen_input_position(const fv_fusion *fusion, int32_t value);
+
 /* Appends a line at the emitter's indentation. */
 void fv_codegen_line(fv_emitter *emitter, const char *format, ...)
     __attribute__((format(printf, 2, 3)));

@@ -119,10 +119,10 @@ static void emit_reduce(fv_emitter *e, const fv_op *const *reductions, int count
         }
         fv_codegen_line(e, "accumulator%d = fv_row_%s<%d>(accumulator%d, reduction_scratch);", r,
                         op->kind == FV_OP_MAX ? "max" : "sum", block_x, r);
-        fv_dtype dtype = fusion->values[op->outputs[0]].dtype;
-        snprintf(expression, sizeof expression, "%saccumulator%d%s",
-                 dtype == FV_BF16 ? "fv_round_bf16(" : (dtype == FV_F16 ? "fv_round_f16(" : ""), r,
-                 fv_dtype_is_half(dtype) ? ")" : "");
+        char accumulator[32];
+        snprintf(accumulator, sizeof accumulator, "accumulator%d", r);
+        fv_codegen_rounded(fusion->values[op->outputs[0]].dtype, accumulator, expression,
+                           sizeof expression);
         fv_codegen_declare(e, op->outputs[0], expression);
     }
 }

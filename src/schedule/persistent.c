@@ -873,19 +873,6 @@ typedef struct persistent_emit {
     int scratch_per_row;        /* floats of reduction scratch per row of the block */
 } persistent_emit;
 
-static const char *storage_name(fv_dtype dtype)
-{
-    return dtype == FV_BF16 ? "__nv_bfloat16" : (dtype == FV_F16 ? "__half" : "float");
-}
-
-static int input_position(const fv_fusion *fusion, int32_t value)
-{
-    int position = 0;
-    for (int32_t i = 0; i < fusion->values[value].input_index; i++)
-        position += fusion->values[fusion->inputs[i]].kind == FV_VALUE_TENSOR;
-    return position;
-}
-
 /* The loop over a thread's batch of slices of the row. */
 static void open_batch_loop(fv_emitter *e, const fv_schedule_params *params, const char *guard)
 {
@@ -933,7 +920,7 @@ static void emit_fetch(persistent_emit *p, const char *row, const char *slot)
         int32_t v = p->buffers.values[i];
         fv_codegen_line(e, "fv_copy_async<%d>(buffer%d_slots + (%s) * %d + column, in%d + fetch_row * inner + column);",
                         params->vector, (int)v, slot, slot_elements,
-                        input_position(p->view->fusion, v));
+                        fv_codegen_input_position(p->view->fusion, v));
     }
     close_batch_loop(e);
     e->indent -= 4;
@@ -980,7 +967,7 @@ static fv_status emit_before_rows(persistent_emit *p)
         if (!buffer_in_shared(params, i))
             continue;
         int32_t v = p->buffers.values[i];
-        const char *type = storage_name(fusion->values[v].dtype);
+        const char *type = fv_codegen_storage_type(fusion->values[v].dtype);
         char label[40];
         fv_ir_value_label(fusion, v, label);
         fv_codegen_line(e, "// %s: %d row slot%s of [%d rows][%d elements] in shared memory", label,
@@ -998,7 +985,7 @@ static fv_status emit_before_rows(persistent_emit *p)
         if (!((params->extra[EXTRA_CACHED] >> i) & 1))
             continue;
         int32_t v = p->buffers.cached_values[i];
-        const char *type = storage_name(fusion->values[v].dtype);
+        const char *type = fv_codegen_storage_type(fusion->values[v].dtype);
         char label[40];
         fv_ir_value_label(fusion, v, label);
         fv_codegen_line(e, "// %s: the same for every row, copied to shared memory once per block", label);
@@ -1008,7 +995,7 @@ static fv_status emit_before_rows(persistent_emit *p)
                         params->block_x, params->vector);
         fv_codegen_line(e, "     column += %d)", params->block_x * params->block_y * params->vector);
         fv_codegen_line(e, "    fv_copy_async<%d>(cached%d + column, in%d + column);", params->vector,
-                        (int)v, input_position(fusion, v));
+                        (int)v, fv_codegen_input_position(fusion, v));
         offset += (size_t)round_up_16((int64_t)capacity * (int64_t)p->buffers.cached_element_bytes[i]);
         FV_TRY(set_buffered_line(p, v, "float v%d[%d];\nfv_load<%d>(cached%d + column, v%d);",
                                  (int)v, params->vector, params->vector, (int)v, (int)v));
@@ -1031,7 +1018,7 @@ static fv_status emit_before_rows(persistent_emit *p)
         int32_t v = fusion->inputs[i];
         if (!is_row_input(p->view, v))
             continue;
-        int position = input_position(fusion, v);
+        int position = fv_codegen_input_position(fusion, v);
         char label[40];
         fv_ir_value_label(fusion, v, label);
         fv_codegen_line(e, "// %s: loaded one row ahead", label);
@@ -1066,13 +1053,13 @@ static void emit_row_start(persistent_emit *p)
             continue;
         fv_codegen_line(e, "const auto row_value%d = row_next%d;", (int)v, (int)v);
         fv_codegen_line(e, "row_next%d = in%d[row + row_stride < outer ? row + row_stride : 0];",
-                        (int)v, input_position(fusion, v));
+                        (int)v, fv_codegen_input_position(fusion, v));
     }
     for (int i = 0; i < p->buffers.count; i++) {
         if (!buffer_in_shared(params, i))
             continue;
         int32_t v = p->buffers.values[i];
-        const char *type = storage_name(fusion->values[v].dtype);
+        const char *type = fv_codegen_storage_type(fusion->values[v].dtype);
         if (slots == 2)
             fv_codegen_line(e, "const %s *const buffer%d = buffer%d_slots + slot * %d;", type, (int)v,
                             (int)v, slot_elements);
@@ -1123,7 +1110,7 @@ static void emit_load_row(persistent_emit *p)
             continue;
         int32_t v = p->buffers.values[i];
         fv_codegen_line(e, "fv_load<%d>(in%d + safe_row * inner + column, buffer%d[b]);",
-                        params->vector, input_position(p->view->fusion, v), (int)v);
+                        params->vector, fv_codegen_input_position(p->view->fusion, v), (int)v);
     }
     close_batch_loop(e);
 }
@@ -1155,7 +1142,7 @@ static fv_status emit_ws_before_rows(persistent_emit *p)
     size_t offset = 0;
     for (int i = 0; i < p->buffers.count; i++) {
         int32_t v = p->buffers.values[i];
-        const char *type = storage_name(fusion->values[v].dtype);
+        const char *type = fv_codegen_storage_type(fusion->values[v].dtype);
         char label[40];
         fv_ir_value_label(fusion, v, label);
         fv_codegen_line(e, "// %s: %d row slots (stages x rows per step) of %d elements", label,
@@ -1170,7 +1157,7 @@ static fv_status emit_ws_before_rows(persistent_emit *p)
     bool in_registers = params->extra[EXTRA_WS_WEIGHT_REGISTERS] != 0;
     for (int i = 0; i < p->buffers.cached_count; i++) {
         int32_t v = p->buffers.cached_values[i];
-        int position = input_position(fusion, v);
+        int position = fv_codegen_input_position(fusion, v);
         char label[40];
         fv_ir_value_label(fusion, v, label);
         if (in_registers) {
@@ -1188,7 +1175,7 @@ static fv_status emit_ws_before_rows(persistent_emit *p)
                                      params->vector, (int)v));
             continue;
         }
-        const char *type = storage_name(fusion->values[v].dtype);
+        const char *type = fv_codegen_storage_type(fusion->values[v].dtype);
         fv_codegen_line(e, "// %s: the same for every row, copied to shared memory once", label);
         fv_codegen_line(e, "%s *const cached%d = reinterpret_cast<%s *>(row_buffers + %zu);", type,
                         (int)v, type, offset);
@@ -1218,7 +1205,7 @@ static void emit_ws_fetch(persistent_emit *p)
     for (int i = 0; i < p->buffers.count; i++) {
         int32_t v = p->buffers.values[i];
         fv_codegen_line(e, "fv_bulk_copy(buffer%d_slots + (long long)slot_row * %d, in%d + fetch_row * inner,",
-                        (int)v, capacity, input_position(fusion, v));
+                        (int)v, capacity, fv_codegen_input_position(fusion, v));
         fv_codegen_line(e, "             (unsigned)(inner * %zu), &full_barriers[stage]);",
                         p->buffers.element_bytes[i]);
     }
@@ -1233,7 +1220,7 @@ static void emit_ws_row_start(persistent_emit *p)
     int capacity = row_capacity(p->params);
     for (int i = 0; i < p->buffers.count; i++) {
         int32_t v = p->buffers.values[i];
-        const char *type = storage_name(fusion->values[v].dtype);
+        const char *type = fv_codegen_storage_type(fusion->values[v].dtype);
         fv_codegen_line(e, "const %s *const buffer%d = buffer%d_slots + (long long)slot_row * %d;",
                         type, (int)v, (int)v, capacity);
     }
@@ -1278,11 +1265,6 @@ static void accumulate_lanes(fv_emitter *e, const fv_schedule_params *params, co
         fv_codegen_line(e, "    %s = fv_maximum(%s, %s);", target, target, input);
     else
         fv_codegen_line(e, "    %s += %s;", target, input);
-}
-
-static const char *rounding_open(fv_dtype dtype)
-{
-    return dtype == FV_BF16 ? "fv_round_bf16(" : (dtype == FV_F16 ? "fv_round_f16(" : "");
 }
 
 /* The block reduction of `count` sums in array `name`<level>: over the
@@ -1361,12 +1343,14 @@ static void emit_reduction_level(persistent_emit *p, int level)
             else
                 fv_codegen_line(e, "maximum%d = fv_row_max<%d>(maximum%d, reduction_scratch);", r,
                                 params->block_x, r);
-            snprintf(expression, sizeof expression, "%smaximum%d%s", rounding_open(dtype), r,
-                     fv_dtype_is_half(dtype) ? ")" : "");
+            char maximum[32];
+            snprintf(maximum, sizeof maximum, "maximum%d", r);
+            fv_codegen_rounded(dtype, maximum, expression, sizeof expression);
             fv_codegen_declare(e, op->outputs[0], expression);
         } else if (op->kind == FV_OP_SUM) {
-            snprintf(expression, sizeof expression, "%ssums%d[%d]%s", rounding_open(dtype), level,
-                     group[r], fv_dtype_is_half(dtype) ? ")" : "");
+            char sum[48];
+            snprintf(sum, sizeof sum, "sums%d[%d]", level, group[r]);
+            fv_codegen_rounded(dtype, sum, expression, sizeof expression);
             fv_codegen_declare(e, op->outputs[0], expression);
         } else {
             fv_codegen_line(e, "const float mean%d = sums%d[%d] / (float)inner;  // var_mean, pass 1",
@@ -1550,11 +1534,10 @@ static fv_status emit_stage_two(persistent_emit *p)
     fv_codegen_line(&e, "if (slice == 0 && column_active) {");
     e.indent += 4;
     for (int r = 0; r < a->outer_count; r++) {
-        char array[48];
-        fv_dtype dtype = fusion->values[a->outer[r]->outputs[0]].dtype;
-        snprintf(array, sizeof array, "%stotal%d[lane]%s",
-                 dtype == FV_BF16 ? "fv_round_bf16(" : (dtype == FV_F16 ? "fv_round_f16(" : ""), r,
-                 fv_dtype_is_half(dtype) ? ")" : "");
+        char total[32], array[48];
+        snprintf(total, sizeof total, "total%d[lane]", r);
+        fv_codegen_rounded(fusion->values[a->outer[r]->outputs[0]].dtype, total, array,
+                           sizeof array);
         fv_codegen_declare_lanes(&e, a->outer[r]->outputs[0], array);
     }
     for (int32_t o = 0; o < fusion->output_count; o++) {
@@ -1602,14 +1585,14 @@ static fv_status emit_sections(persistent_emit *p)
         FV_TRY(emit_ws_before_rows(p));
         emit_ws_fetch(p);
         emit_ws_row_start(p);
-        emit_row_prologue(p);
     } else {
         FV_TRY(set_register_buffer_lines(p));
         FV_TRY(emit_before_rows(p));
         emit_row_start(p);
-        emit_row_prologue(p);
-        emit_load_row(p);
     }
+    emit_row_prologue(p);
+    if (!warp_specialized(p->kind))
+        emit_load_row(p);  /* the warp-specialized rows arrive by bulk copies */
     p->e.out = &p->stages;
     for (int level = 1; level <= p->analysis.levels; level++)
         emit_reduction_level(p, level);
