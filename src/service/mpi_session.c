@@ -7,7 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "common/clock.h"
 
 enum { FRAMES_TAG = 17, CLOSE_POLL_MS = 2 };
 
@@ -90,13 +91,6 @@ fv_status fv_mpi_open(int *argc, char ***argv, fv_mpi *mpi)
     return FV_OK;
 }
 
-static double now_seconds(void)
-{
-    struct timespec time;
-    clock_gettime(CLOCK_MONOTONIC, &time);
-    return (double)time.tv_sec + 1e-9 * (double)time.tv_nsec;
-}
-
 static void free_outbox(fv_mpi *mpi)
 {
     fv_mpi_outbox *outbox = mpi->outbox;
@@ -117,10 +111,10 @@ fv_status fv_mpi_close(fv_mpi *mpi, double wait_s)
         return FV_OK;
     }
     int pending = 0;
-    double deadline = now_seconds() + wait_s;
+    double deadline = fv_monotonic_seconds() + wait_s;
     for (;;) {
         FV_TRY(fv_mpi_progress(mpi, &pending));
-        if (pending == 0 || now_seconds() >= deadline)
+        if (pending == 0 || fv_monotonic_seconds() >= deadline)
             break;
         poll(NULL, 0, CLOSE_POLL_MS);
     }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "ir/round.h"
 #include "runtime/launch.h"
 #include "service/pipeline.h"
@@ -38,9 +39,7 @@ struct fv_pipeline {
 
 static double now_ms(void)
 {
-    struct timespec time;
-    clock_gettime(CLOCK_MONOTONIC, &time);
-    return 1e3 * (double)time.tv_sec + 1e-6 * (double)time.tv_nsec;
+    return 1e3 * fv_monotonic_seconds();
 }
 
 /* ------------------------------------------------------------ set-up */

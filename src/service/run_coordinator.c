@@ -6,7 +6,6 @@
  * flushes the archive, tells the other ranks to STOP and records what they
  * still send until each has said BYE (or a grace period ends). */
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,8 +228,8 @@ static void stop_run(coordinator *c, int exit_code)
             break;
         }
     }
-    double deadline = fv_run_now() + STOP_GRACE_SECONDS;
-    while (c->active_peers > 0 && fv_run_now() < deadline) {
+    double deadline = fv_monotonic_seconds() + STOP_GRACE_SECONDS;
+    while (c->active_peers > 0 && fv_monotonic_seconds() < deadline) {
         busy = false;
         if (serve_peers(c, &busy) != FV_OK) {
             fprintf(stderr, "fuservalidate: while stopping: %s\n", fv_error_message());
@@ -259,7 +258,7 @@ static int run_loop(coordinator *c)
             return 2;
         }
         if (interrupted) {
-            int code = fv_signal_exit_code(fv_signal_pending() ? fv_signal_pending() : SIGTERM);
+            int code = fv_signal_stop_exit_code();
             fprintf(stderr, "fuservalidate: the GPU worker was stopped from outside; stopping\n");
             stop_run(c, code);
             return code;

@@ -7,13 +7,6 @@
 
 #include "service/run_internal.h"
 
-double fv_run_now(void)
-{
-    struct timespec time;
-    clock_gettime(CLOCK_MONOTONIC, &time);
-    return (double)time.tv_sec + 1e-9 * (double)time.tv_nsec;
-}
-
 fv_status fv_run_executor_start(fv_run_executor *executor, const fv_run_session *session,
                                 double start_timeout_s)
 {

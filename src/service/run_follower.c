@@ -5,7 +5,6 @@
  * when rank 0 has no more cases (NONE) and its own are done, or when told to
  * STOP, or on SIGINT/SIGTERM (its worker is killed first). */
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -97,8 +96,7 @@ static fv_status turn(follower *f, bool *busy)
     fv_outcome_free(&outcome);
     FV_TRY(status);
     if (step == FV_RUN_INTERRUPTED) {
-        int signal_number = fv_signal_pending() ? fv_signal_pending() : SIGTERM;
-        f->exit_code = fv_signal_exit_code(signal_number);
+        f->exit_code = fv_signal_stop_exit_code();
         return FV_OK;
     }
     *busy = *busy || !was_idle;

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/clock.h"
 #include "service/archive.h"
 #include "service/mpi_session.h"
 #include "service/options.h"
@@ -146,9 +147,6 @@ int fv_run_coordinate(fv_run_session *session, fv_run_executor *executor,
  * rank 0 stopped it with; 128 + the signal).  *abort_job: MPI failed, the
  * caller should end the job with fv_mpi_abort. */
 int fv_run_follow(fv_run_session *session, fv_run_executor *executor, bool *abort_job);
-
-/* Monotonic seconds. */
-double fv_run_now(void);
 
 /* ------------------------------------------------------------ reports */
 

@@ -19,7 +19,7 @@ enum {
 
 void fv_run_recorder_start(fv_run_recorder *recorder, int64_t total, int64_t earlier)
 {
-    double now = fv_run_now();
+    double now = fv_monotonic_seconds();
     fv_progress_start(&recorder->progress, total, earlier, now);
     for (int32_t i = 0; i < recorder->result_count; i++)
         fv_progress_count(&recorder->progress, recorder->results[i].status);
@@ -70,7 +70,7 @@ static void print_result(const fv_result *r)
 
 void fv_run_recorder_tick(fv_run_recorder *recorder, bool final)
 {
-    double now = fv_run_now();
+    double now = fv_monotonic_seconds();
     double interval = recorder->terminal ? TERMINAL_PROGRESS_SECONDS : PLAIN_PROGRESS_SECONDS;
     if (!final && now - recorder->last_progress < interval)
         return;
@@ -107,7 +107,7 @@ fv_status fv_run_recorder_flush(fv_run_recorder *recorder)
 {
     FV_TRY(fv_archive_flush(recorder->archive));
     recorder->unflushed_rows = 0;
-    recorder->last_flush = fv_run_now();
+    recorder->last_flush = fv_monotonic_seconds();
     return FV_OK;
 }
 
@@ -125,7 +125,7 @@ fv_status fv_run_record(fv_run_recorder *recorder, const fv_outcome *outcome)
     FV_TRY(fv_archive_append(recorder->archive, result, outcome->samples,
                              outcome->sample_count));
     if (++recorder->unflushed_rows >= FLUSH_ROWS ||
-        fv_run_now() - recorder->last_flush > FLUSH_SECONDS)
+        fv_monotonic_seconds() - recorder->last_flush > FLUSH_SECONDS)
         FV_TRY(fv_run_recorder_flush(recorder));
     fv_run_recorder_tick(recorder, false);
     return FV_OK;

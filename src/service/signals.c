@@ -39,3 +39,9 @@ fv_status fv_signal_install(void)
 int fv_signal_pending(void) { return (int)pending_signal; }
 
 int fv_signal_exit_code(int signal_number) { return 128 + signal_number; }
+
+int fv_signal_stop_exit_code(void)
+{
+    int received = fv_signal_pending();
+    return fv_signal_exit_code(received ? received : SIGTERM);
+}

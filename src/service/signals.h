@@ -18,4 +18,9 @@ int fv_signal_pending(void);
  * SIGINT, 143 for SIGTERM). */
 int fv_signal_exit_code(int signal_number);
 
+/* The exit status when the run stops because its GPU worker was killed from
+ * outside: that of the signal received, or of SIGTERM (the usual sender,
+ * e.g. Slurm) when this process got none. */
+int fv_signal_stop_exit_code(void);
+
 #endif

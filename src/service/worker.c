@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+
 extern char **environ;
 
 enum {
@@ -41,13 +43,6 @@ struct fv_worker {
     char stage[32];            /* last stage the worker reported for the case */
     fv_outcome pending;        /* frames of the case's outcome received so far */
 };
-
-static double now_seconds(void)
-{
-    struct timespec time;
-    clock_gettime(CLOCK_MONOTONIC, &time);
-    return (double)time.tv_sec + 1e-9 * (double)time.tv_nsec;
-}
 
 /* ------------------------------------------------------------ processes */
 
@@ -296,7 +291,7 @@ static fv_status worker_failure(fv_worker *w, const fv_wire_frame *frame)
 /* Reads frames until the HELO (FV_OK), a FAIL or the end of the worker. */
 static fv_status await_hello(fv_worker *w)
 {
-    double deadline = now_seconds() + w->start_timeout_s;
+    double deadline = fv_monotonic_seconds() + w->start_timeout_s;
     fv_status status = FV_OK;
     for (;;) {
         fv_wire_frame frame;
@@ -314,7 +309,7 @@ static fv_status await_hello(fv_worker *w)
             return worker_failure(w, &frame);
         if (complete)
             continue; /* nothing else is expected before HELO; skip it */
-        double left = deadline - now_seconds();
+        double left = deadline - fv_monotonic_seconds();
         if (w->end_of_file || left <= 0) {
             char how[128];
             bool interrupted;
@@ -459,7 +454,7 @@ fv_status fv_worker_submit(fv_worker *w, const fv_assignment *assignment, double
     w->busy = true;
     w->assignment = *assignment;
     w->timeout_s = timeout_s;
-    w->deadline = now_seconds() + timeout_s;
+    w->deadline = fv_monotonic_seconds() + timeout_s;
     snprintf(w->stage, sizeof w->stage, "start");
     fv_outcome_free(&w->pending);
     w->pending.index = assignment->index;
@@ -481,7 +476,7 @@ static void lose_case(fv_worker *w, fv_result_status status, const char *message
              w->hello.device.gpu_name);
     snprintf(outcome->result.gpu_uuid, sizeof outcome->result.gpu_uuid, "%s",
              w->hello.device.gpu_uuid);
-    outcome->result.wall_ms = 1e3 * (now_seconds() - (w->deadline - w->timeout_s));
+    outcome->result.wall_ms = 1e3 * (fv_monotonic_seconds() - (w->deadline - w->timeout_s));
     outcome->result.finished_at = (double)time(NULL);
     w->busy = false;
 }
@@ -587,7 +582,7 @@ fv_status fv_worker_wait(fv_worker *w, int wait_ms, fv_worker_event *event,
     FV_TRY(take_frames(w, event, outcome)); /* frames left from an earlier read */
     if (*event != FV_WORKER_RUNNING)
         return FV_OK;
-    double left_ms = 1e3 * (w->deadline - now_seconds());
+    double left_ms = 1e3 * (w->deadline - fv_monotonic_seconds());
     int wait = left_ms < wait_ms ? (int)(left_ms > 0 ? left_ms : 0) : wait_ms;
     FV_TRY(read_available(w, wait));
     FV_TRY(take_frames(w, event, outcome));
@@ -595,7 +590,7 @@ fv_status fv_worker_wait(fv_worker *w, int wait_ms, fv_worker_event *event,
         return FV_OK;
     if (w->end_of_file)
         lose_to_death(w, event, outcome);
-    else if (now_seconds() >= w->deadline)
+    else if (fv_monotonic_seconds() >= w->deadline)
         lose_to_timeout(w, event, outcome);
     return FV_OK;
 }

@@ -284,10 +284,13 @@ static void collect_kernel(void *context, const fv_kernel_plan *kernel,
         c->status = send_stage("launch");
 }
 
-/* The case `assignment` names, from its source file (parsed once and kept).
- * *found is NULL with a message in `why` if the file no longer defines it. */
+/* The case `assignment` names, from its source file (parsed once and kept),
+ * and the approach its id forces ("...@ws"; FV_APPROACH_AUTO without a
+ * suffix).  *found is NULL with a message in `why` if the file no longer
+ * defines it. */
 static fv_status find_case(worker_state *w, const fv_assignment *assignment,
-                           const fv_case **found, char *why, size_t why_size)
+                           const fv_case **found, fv_case_approach *approach, char *why,
+                           size_t why_size)
 {
     *found = NULL;
     source_entry *entry = NULL, *oldest = &w->sources[0];
@@ -314,8 +317,7 @@ static fv_status find_case(worker_state *w, const fv_assignment *assignment,
     }
     entry->last_use = ++w->use_clock;
     char base[FV_CASE_ID_CAPACITY];
-    fv_case_approach approach;
-    fv_case_split_approach(assignment->case_id, base, sizeof base, &approach);
+    fv_case_split_approach(assignment->case_id, base, sizeof base, approach);
     for (int32_t i = 0; i < entry->list.count; i++)
         if (strcmp(entry->list.cases[i]->id, base) == 0) {
             *found = entry->list.cases[i];
@@ -337,8 +339,9 @@ static fv_status run_case(worker_state *w, const fv_assignment *assignment)
     fv_status status = FV_OK;
     FV_TRY_GOTO(status, send_stage("frontend"), done);
     const fv_case *c = NULL;
+    fv_case_approach approach = FV_APPROACH_AUTO;
     char why[1024] = "";
-    FV_TRY_GOTO(status, find_case(w, assignment, &c, why, sizeof why), done);
+    FV_TRY_GOTO(status, find_case(w, assignment, &c, &approach, why, sizeof why), done);
     if (c == NULL) {
         fv_assignment_result(assignment, FV_RESULT_ERROR, "frontend", why, &outcome.result);
         gethostname(outcome.result.host, sizeof outcome.result.host);
@@ -347,9 +350,6 @@ static fv_status run_case(worker_state *w, const fv_assignment *assignment)
     } else {
         /* the case as assigned: "...@ws" forces the approach */
         fv_case assigned = *c;
-        char base[FV_CASE_ID_CAPACITY];
-        fv_case_approach approach;
-        fv_case_split_approach(assignment->case_id, base, sizeof base, &approach);
         fv_case_with_approach(&assigned, approach);
         c = &assigned;
         case_context context = {.worker = w, .outcome = &outcome};
