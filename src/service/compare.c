@@ -7,23 +7,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/stats.h"
 #include "service/archive.h"
 #include "service/compare.h"
 #include "service/junit.h"
 
 /* ------------------------------------------------------------ helpers */
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median of sorted values[count] (count >= 1). */
-static double sorted_median(const double *values, int count)
-{
-    return count % 2 ? values[count / 2] : 0.5 * (values[count / 2 - 1] + values[count / 2]);
-}
 
 /* Copies the finite values of `values` into `kept` (sorted); returns how many. */
 static int keep_finite_sorted(const double *values, int count, double *kept)
@@ -32,7 +21,7 @@ static int keep_finite_sorted(const double *values, int count, double *kept)
     for (int i = 0; i < count; i++)
         if (isfinite(values[i]))
             kept[kept_count++] = values[i];
-    qsort(kept, (size_t)kept_count, sizeof(double), compare_doubles);
+    fv_sort_doubles(kept, (size_t)kept_count);
     return kept_count;
 }
 
@@ -51,7 +40,7 @@ typedef struct pooled_value {
 
 static int compare_pooled(const void *a, const void *b)
 {
-    return compare_doubles(&((const pooled_value *)a)->value, &((const pooled_value *)b)->value);
+    return fv_compare_doubles(&((const pooled_value *)a)->value, &((const pooled_value *)b)->value);
 }
 
 /* P(U <= u) and P(U >= u) under the null hypothesis for samples of n and m
@@ -194,9 +183,9 @@ fv_status fv_compare_samples(const double *old_ms, int old_count, const double *
     v.old_count = keep_finite_sorted(old_ms, old_count, old_sorted);
     v.new_count = keep_finite_sorted(new_ms, new_count, new_sorted);
     if (v.old_count > 0)
-        v.old_median_ms = sorted_median(old_sorted, v.old_count);
+        v.old_median_ms = fv_sorted_median(old_sorted, (size_t)v.old_count);
     if (v.new_count > 0)
-        v.new_median_ms = sorted_median(new_sorted, v.new_count);
+        v.new_median_ms = fv_sorted_median(new_sorted, (size_t)v.new_count);
     if (v.old_median_ms > 0 && v.new_median_ms > 0)
         v.ratio = v.new_median_ms / v.old_median_ms;
     fv_status status = FV_OK;

@@ -116,17 +116,22 @@ static void append_attribute(fv_text *out, const char *name, const char *value, 
 static void append_formatted_attribute(fv_text *out, const char *name, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 
-static void append_formatted_attribute(fv_text *out, const char *name, const char *format, ...)
+static void append_vattribute(fv_text *out, const char *name, const char *format, va_list args)
 {
     fv_text value = {0};
-    va_list args;
-    va_start(args, format);
     fv_text_vprintf(&value, format, args);
-    va_end(args);
     if (value.failed)
         out->failed = true;
     append_attribute(out, name, fv_text_str(&value), value.length + 1);
     fv_text_free(&value);
+}
+
+static void append_formatted_attribute(fv_text *out, const char *name, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    append_vattribute(out, name, format, args);
+    va_end(args);
 }
 
 /* A time attribute: seconds with millisecond resolution, 0 if not finite. */
@@ -172,17 +177,12 @@ static void append_property(fv_text *out, const char *name, const char *format, 
 
 static void append_property(fv_text *out, const char *name, const char *format, ...)
 {
-    fv_text value = {0};
+    fv_text_printf(out, "        <property name=\"%s\"", name);
     va_list args;
     va_start(args, format);
-    fv_text_vprintf(&value, format, args);
+    append_vattribute(out, "value", format, args);
     va_end(args);
-    if (value.failed)
-        out->failed = true;
-    fv_text_printf(out, "        <property name=\"%s\"", name);
-    append_attribute(out, "value", fv_text_str(&value), value.length + 1);
     fv_text_printf(out, "/>\n");
-    fv_text_free(&value);
 }
 
 static void append_properties(fv_text *out, const fv_result *r,

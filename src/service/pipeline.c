@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "common/clock.h"
+#include "common/stats.h"
 #include "ir/round.h"
 #include "runtime/launch.h"
 #include "service/pipeline.h"
@@ -466,12 +467,6 @@ static void summarize_comparisons(const fv_case *c, const fv_comparison *compari
     }
 }
 
-static int compare_samples(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static fv_status time_case(fv_pipeline *p, const fv_case *c, launch_sequence *sequence,
                            fv_result *result, double *samples, int *sample_count)
 {
@@ -485,12 +480,11 @@ static fv_status time_case(fv_pipeline *p, const fv_case *c, launch_sequence *se
     for (int i = 0; i < repeats; i++)
         samples[i] = sorted[i] = measured[i];
     *sample_count = repeats;
-    qsort(sorted, (size_t)repeats, sizeof(double), compare_samples);
+    fv_sort_doubles(sorted, (size_t)repeats);
     result->repeats = repeats;
     result->time_min_ms = sorted[0];
     result->time_max_ms = sorted[repeats - 1];
-    result->time_median_ms = repeats % 2 ? sorted[repeats / 2]
-                                         : 0.5 * (sorted[repeats / 2 - 1] + sorted[repeats / 2]);
+    result->time_median_ms = fv_sorted_median(sorted, (size_t)repeats);
     result->io_bytes = fv_pipeline_io_bytes(c);
     if (result->time_median_ms > 0)
         result->bandwidth_gbs = result->io_bytes / (result->time_median_ms * 1e-3) / 1e9;

@@ -1,6 +1,8 @@
 /* result.c: result status names and record helpers. */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "service/result.h"
 
@@ -32,6 +34,13 @@ bool fv_result_status_failed(int32_t status)
 bool fv_result_status_passed(int32_t status)
 {
     return status == FV_RESULT_PASS || status == FV_RESULT_COMPILED;
+}
+
+void fv_result_stamp_here(fv_result *result)
+{
+    gethostname(result->host, sizeof result->host);
+    result->host[sizeof result->host - 1] = '\0';
+    result->finished_at = (double)time(NULL);
 }
 
 void fv_result_init(fv_result *result, const char *case_id, const char *family, const char *dtype,

@@ -97,6 +97,10 @@ typedef struct fv_result {
 void fv_result_init(fv_result *result, const char *case_id, const char *family, const char *dtype,
                     const char *sizes, uint64_t seed, const char *source);
 
+/* Stamps a row made by this process without running the case (a file that
+ * does not parse, a case that is gone): this host and the time now. */
+void fv_result_stamp_here(fv_result *result);
+
 /* Records a failure: status, stage and message (truncated to fit). */
 void fv_result_fail(fv_result *result, fv_result_status status, const char *stage,
                     const char *message);

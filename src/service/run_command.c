@@ -21,10 +21,7 @@
 #include "service/run_internal.h"
 #include "service/signals.h"
 
-enum {
-    READ_BLOCK_ROWS = 256,
-    MAX_WORKER_ARGUMENTS = 40,
-};
+enum { MAX_WORKER_ARGUMENTS = 40 };
 
 #define MIN_START_TIMEOUT_SECONDS 60.0
 #define MPI_CLOSE_WAIT_SECONDS 10.0
@@ -86,10 +83,8 @@ static fv_status read_rows(const char *path, fv_result **rows, int64_t *count)
     fv_status status = FV_OK;
     if (read == NULL)
         status = fv_error_raise(FV_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
-    for (int64_t first = 0; status == FV_OK && first < total; first += READ_BLOCK_ROWS) {
-        int64_t block = total - first < READ_BLOCK_ROWS ? total - first : READ_BLOCK_ROWS;
-        status = fv_archive_read_rows(reader, first, block, read + first);
-    }
+    else if (total > 0)
+        status = fv_archive_read_rows(reader, 0, total, read);
     fv_archive_close_read(reader);
     if (status != FV_OK) {
         free(read);
@@ -432,9 +427,7 @@ static fv_status record_file_errors(run_state *s)
         fv_result_fail(&outcome.result, error->status == FV_ERR_UNSUPPORTED
                                             ? FV_RESULT_UNSUPPORTED : FV_RESULT_ERROR,
                        "frontend", error->message);
-        gethostname(outcome.result.host, sizeof outcome.result.host);
-        outcome.result.host[sizeof outcome.result.host - 1] = '\0';
-        outcome.result.finished_at = (double)time(NULL);
+        fv_result_stamp_here(&outcome.result);
         FV_TRY(fv_run_record(&s->recorder, &outcome));
         FV_TRY(fv_queue_history_add(&s->finished, id, 0));
     }
@@ -476,7 +469,6 @@ static bool progress_on_terminal(void)
 /* Rank 0 after start-up: the cases, the summary, the CI outputs. */
 static int coordinate(run_state *s, bool *peers_done)
 {
-    s->recorder.archive_path = s->archive_path;
     s->recorder.terminal = progress_on_terminal();
     int64_t earlier = s->recorder.result_count;
     fv_run_recorder_start(&s->recorder, earlier + new_file_errors(s) + s->pending_count,

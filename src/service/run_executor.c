@@ -47,7 +47,6 @@ bool fv_run_executor_idle(const fv_run_executor *executor)
 static fv_status restart_worker(fv_run_executor *executor)
 {
     FV_TRY(fv_worker_restart(executor->worker));
-    executor->restarts++;
     fprintf(stderr, "%s: started a new GPU worker (pid %d)\n", executor->label,
             fv_worker_pid(executor->worker));
     return FV_OK;

@@ -36,7 +36,6 @@ typedef struct fv_run_executor {
     double timeout_s;            /* per case */
     int rank;
     char label[32];
-    int32_t restarts;            /* workers started after the first */
 } fv_run_executor;
 
 /* What one step of the executor brought. */
@@ -75,10 +74,9 @@ void fv_run_executor_stop(fv_run_executor *executor, bool graceful);
 /* ------------------------------------------------------------- recorder */
 
 /* Rank 0's record of the run: the archive, the rows for the summary, the
- * progress line.  Zero-initialize and set the first three fields. */
+ * progress line.  Zero-initialize and set the first two fields. */
 typedef struct fv_run_recorder {
     fv_archive *archive;
-    const char *archive_path;
     bool terminal;               /* stdout is a terminal: redraw progress in place */
     fv_result *results;          /* every row of the run, earlier sessions' too */
     int32_t result_count, result_capacity;

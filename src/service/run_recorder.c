@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/stats.h"
 #include "service/approaches.h"
 #include "service/run_internal.h"
 
@@ -133,12 +134,6 @@ fv_status fv_run_record(fv_run_recorder *recorder, const fv_outcome *outcome)
 
 /* ------------------------------------------------------------ summary */
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* One line per family and dtype: counts, median % of copy, worst ratio. */
 static void print_groups(const fv_run_recorder *recorder)
 {
@@ -171,7 +166,7 @@ static void print_groups(const fv_run_recorder *recorder)
             if (r->percent_of_copy > 0)
                 percents[percent_count++] = r->percent_of_copy;
         }
-        qsort(percents, (size_t)percent_count, sizeof(double), compare_doubles);
+        fv_sort_doubles(percents, (size_t)percent_count);
         char median[16] = "-";
         if (percent_count > 0)
             snprintf(median, sizeof median, "%.1f", percents[percent_count / 2]);

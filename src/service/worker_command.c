@@ -344,9 +344,7 @@ static fv_status run_case(worker_state *w, const fv_assignment *assignment)
     FV_TRY_GOTO(status, find_case(w, assignment, &c, &approach, why, sizeof why), done);
     if (c == NULL) {
         fv_assignment_result(assignment, FV_RESULT_ERROR, "frontend", why, &outcome.result);
-        gethostname(outcome.result.host, sizeof outcome.result.host);
-        outcome.result.host[sizeof outcome.result.host - 1] = '\0';
-        outcome.result.finished_at = (double)time(NULL);
+        fv_result_stamp_here(&outcome.result);
     } else {
         /* the case as assigned: "...@ws" forces the approach */
         fv_case assigned = *c;
