@@ -102,3 +102,17 @@ void fv_family_needed_closure(const fv_segment_view *view, bool *needed)
                 needed[op->inputs[k]] = true;
     }
 }
+
+const char *fv_family_reduction_identity(const fv_op *reduction)
+{
+    return reduction->kind == FV_OP_MAX ? "-INFINITY" : "0.0f";
+}
+
+void fv_family_combine(fv_emitter *e, const fv_op *reduction, const char *target,
+                       const char *value)
+{
+    if (reduction->kind == FV_OP_MAX)
+        fv_codegen_line(e, "%s = fv_maximum(%s, %s);", target, target, value);
+    else
+        fv_codegen_line(e, "%s += %s;", target, value);
+}

@@ -32,6 +32,15 @@ void fv_family_kernel_head(const char *family, const fv_schedule_params *params,
 /* Text of a number, for skeleton sections. */
 const char *fv_family_number(char *buffer, int value);
 
+/* The identity of a sum or max reduction as CUDA text ("0.0f",
+ * "-INFINITY"). */
+const char *fv_family_reduction_identity(const fv_op *reduction);
+
+/* Emits `target` combined with `value` by the reduction's operation
+ * ("t += v;" or "t = fv_maximum(t, v);"). */
+void fv_family_combine(fv_emitter *e, const fv_op *reduction, const char *target,
+                       const char *value);
+
 /* Marks in `needed` (one flag per value id) every value that the values
  * already marked depend on within the segment (walking its ops backwards). */
 void fv_family_needed_closure(const fv_segment_view *view, bool *needed);

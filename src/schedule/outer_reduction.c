@@ -65,16 +65,6 @@ typedef struct outer_sections {
     fv_text prologue, accumulators, body, block_reduce, grid_reduce, epilogue, parameters;
 } outer_sections;
 
-static const char *identity(const fv_op *op) { return op->kind == FV_OP_MAX ? "-INFINITY" : "0.0f"; }
-
-static void combine(fv_emitter *e, const fv_op *op, const char *target, const char *value)
-{
-    if (op->kind == FV_OP_MAX)
-        fv_codegen_line(e, "%s = fv_maximum(%s, %s);", target, target, value);
-    else
-        fv_codegen_line(e, "%s += %s;", target, value);
-}
-
 static void emit_accumulators(fv_emitter *e, const fv_op *const *reductions, int count)
 {
     for (int r = 0; r < count; r++) {
@@ -82,7 +72,7 @@ static void emit_accumulators(fv_emitter *e, const fv_op *const *reductions, int
                         fv_ir_op_name(reductions[r]->kind));
         fv_codegen_line(e, "#pragma unroll");
         fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", e->vector);
-        fv_codegen_line(e, "    accumulator%d[lane] = %s;", r, identity(reductions[r]));
+        fv_codegen_line(e, "    accumulator%d[lane] = %s;", r, fv_family_reduction_identity(reductions[r]));
     }
 }
 
@@ -95,7 +85,7 @@ static void emit_accumulate(fv_emitter *e, const fv_op *const *reductions, int c
         fv_codegen_line(e, "#pragma unroll");
         fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", e->vector);
         e->indent += 4;
-        combine(e, reductions[r], target, input);
+        fv_family_combine(e, reductions[r], target, input);
         e->indent -= 4;
     }
 }
@@ -116,12 +106,12 @@ static void emit_block_reduce(fv_emitter *e, const fv_op *const *reductions, int
         fv_codegen_line(e, "#pragma unroll");
         fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane) {", e->vector);
         e->indent += 4;
-        fv_codegen_line(e, "total%d[lane] = %s;", r, identity(reductions[r]));
+        fv_codegen_line(e, "total%d[lane] = %s;", r, fv_family_reduction_identity(reductions[r]));
         fv_codegen_line(e, "for (int y = 0; y < %d; ++y)", block_y);
         snprintf(target, sizeof target, "total%d[lane]", r);
         snprintf(partial, sizeof partial, "block_partials[%d][y][threadIdx.x * %d + lane]", r, e->vector);
         e->indent += 4;
-        combine(e, reductions[r], target, partial);
+        fv_family_combine(e, reductions[r], target, partial);
         e->indent -= 8;
         fv_codegen_line(e, "}");
     }
@@ -153,12 +143,12 @@ static void emit_grid_reduce(fv_emitter *e, const fv_op *const *reductions, int 
         char target[32], partial[128];
         fv_codegen_line(e, "    const float *partials%d = workspace + (long long)%d * gridDim.y * inner;", r, r);
         fv_codegen_line(e, "    for (int lane = 0; lane < %d; ++lane) {", e->vector);
-        fv_codegen_line(e, "        total%d[lane] = %s;", r, identity(reductions[r]));
+        fv_codegen_line(e, "        total%d[lane] = %s;", r, fv_family_reduction_identity(reductions[r]));
         fv_codegen_line(e, "        for (unsigned y = 0; y < gridDim.y; ++y)");
         snprintf(target, sizeof target, "total%d[lane]", r);
         snprintf(partial, sizeof partial, "__ldcg(&partials%d[(long long)y * inner + column + lane])", r);
         e->indent += 12;
-        combine(e, reductions[r], target, partial);
+        fv_family_combine(e, reductions[r], target, partial);
         e->indent -= 12;
         fv_codegen_line(e, "    }");
     }

@@ -627,14 +627,22 @@ static bool ws_selected(const fv_segment_view *view, const fv_case *c, const fv_
 /* Dynamic shared memory of the kernel: per buffered input, stages x unroll
  * row slots of the row capacity; then the row-constant inputs kept in
  * shared memory. */
+/* Bytes of a warp-specialized shared region: `rows` rows of `capacity`
+ * elements, 128-byte aligned (bulk copies need 16).  Sizing here and the
+ * emitted offsets (emit_ws_before_rows) both use it. */
+static int64_t ws_region_bytes(int64_t capacity, size_t element_bytes, int64_t rows)
+{
+    return (capacity * (int64_t)element_bytes * rows + 127) / 128 * 128;
+}
+
 static int64_t ws_shared_bytes(const buffered_inputs *buffers, int64_t capacity, int stages,
                                int unroll, bool weight_in_registers)
 {
     int64_t bytes = 0;
     for (int i = 0; i < buffers->count; i++)
-        bytes += (capacity * (int64_t)buffers->element_bytes[i] * stages * unroll + 127) / 128 * 128;
+        bytes += ws_region_bytes(capacity, buffers->element_bytes[i], (int64_t)stages * unroll);
     for (int i = 0; !weight_in_registers && i < buffers->cached_count; i++)
-        bytes += (capacity * (int64_t)buffers->cached_element_bytes[i] + 127) / 128 * 128;
+        bytes += ws_region_bytes(capacity, buffers->cached_element_bytes[i], 1);
     return bytes;
 }
 
@@ -1149,8 +1157,7 @@ static fv_status emit_ws_before_rows(persistent_emit *p)
                         slot_rows, capacity);
         fv_codegen_line(e, "%s *const buffer%d_slots = reinterpret_cast<%s *>(row_buffers + %zu);",
                         type, (int)v, type, offset);
-        offset += (size_t)(((int64_t)capacity * (int64_t)p->buffers.element_bytes[i] * slot_rows +
-                            127) / 128 * 128);
+        offset += (size_t)ws_region_bytes(capacity, p->buffers.element_bytes[i], slot_rows);
         FV_TRY(set_buffered_line(p, v, "float v%d[%d];\nfv_load<%d>(buffer%d + column, v%d);",
                                  (int)v, params->vector, params->vector, (int)v, (int)v));
     }
@@ -1186,8 +1193,7 @@ static fv_status emit_ws_before_rows(persistent_emit *p)
                         (int)v, position);
         fv_codegen_line(e, "fv_async_commit();");
         fv_codegen_line(e, "fv_async_wait<0>();");
-        offset += (size_t)(((int64_t)capacity * (int64_t)p->buffers.cached_element_bytes[i] + 127) /
-                           128 * 128);
+        offset += (size_t)ws_region_bytes(capacity, p->buffers.cached_element_bytes[i], 1);
         FV_TRY(set_buffered_line(p, v, "float v%d[%d];\nfv_load<%d>(cached%d + column, v%d);",
                                  (int)v, params->vector, params->vector, (int)v, (int)v));
     }
@@ -1257,14 +1263,13 @@ static void emit_row_prologue(persistent_emit *p)
 
 /* Accumulates each lane of `input` (a value of the batch loop) into `target`. */
 static void accumulate_lanes(fv_emitter *e, const fv_schedule_params *params, const char *target,
-                             const char *input, bool maximum)
+                             const char *input, const fv_op *reduction)
 {
     fv_codegen_line(e, "#pragma unroll");
     fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", params->vector);
-    if (maximum)
-        fv_codegen_line(e, "    %s = fv_maximum(%s, %s);", target, target, input);
-    else
-        fv_codegen_line(e, "    %s += %s;", target, input);
+    e->indent += 4;
+    fv_family_combine(e, reduction, target, input);
+    e->indent -= 4;
 }
 
 /* The block reduction of `count` sums in array `name`<level>: over the
@@ -1324,7 +1329,7 @@ static void emit_reduction_level(persistent_emit *p, int level)
             snprintf(target, sizeof target, "maximum%d", r);
         else
             snprintf(target, sizeof target, "sums%d[%d]", level, group[r]);
-        accumulate_lanes(e, params, target, input, op->kind == FV_OP_MAX);
+        accumulate_lanes(e, params, target, input, op);
     }
     close_batch_loop(e);
     fv_codegen_restore(e, saved);
@@ -1406,8 +1411,6 @@ static int scratch_per_row(const persistent_analysis *a)
     return 32 * most;
 }
 
-static const char *outer_identity(const fv_op *op) { return op->kind == FV_OP_MAX ? "-INFINITY" : "0.0f"; }
-
 /* Outputs along the row, outer partials, and row-level outputs. */
 static void emit_epilogue(persistent_emit *p)
 {
@@ -1428,14 +1431,10 @@ static void emit_epilogue(persistent_emit *p)
         memset(p->targets, 0, (size_t)fusion->value_count + 1);
         p->targets[a->outer[r]->inputs[0]] = true;
         fv_codegen_compute(e, p->targets, (fv_emit_index){"row", "column"});
-        char input[64];
+        char input[64], partial[32];
         fv_codegen_value(e, a->outer[r]->inputs[0], "lane", input, sizeof input);
-        fv_codegen_line(e, "#pragma unroll");
-        fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", p->params->vector);
-        if (a->outer[r]->kind == FV_OP_MAX)
-            fv_codegen_line(e, "    partial%d[b][lane] = fv_maximum(partial%d[b][lane], %s);", r, r, input);
-        else
-            fv_codegen_line(e, "    partial%d[b][lane] += %s;", r, input);
+        snprintf(partial, sizeof partial, "partial%d[b][lane]", r);
+        accumulate_lanes(e, p->params, partial, input, a->outer[r]);
     }
     close_batch_loop(e);
     fv_codegen_restore(e, saved);
@@ -1468,7 +1467,7 @@ static void emit_partials(persistent_emit *p)
                         p->params->vector, fv_ir_op_name(a->outer[r]->kind));
         fv_codegen_line(e, "for (int b = 0; b < %d; ++b)", p->params->serial);
         fv_codegen_line(e, "    for (int lane = 0; lane < %d; ++lane)", p->params->vector);
-        fv_codegen_line(e, "        partial%d[b][lane] = %s;", r, outer_identity(a->outer[r]));
+        fv_codegen_line(e, "        partial%d[b][lane] = %s;", r, fv_family_reduction_identity(a->outer[r]));
     }
     e->out = &p->write_partials;
     open_batch_loop(e, p->params, "");
@@ -1479,14 +1478,6 @@ static void emit_partials(persistent_emit *p)
                         r, r);
     }
     close_batch_loop(e);
-}
-
-static void combine_line(fv_emitter *e, const fv_op *op, const char *target, const char *value)
-{
-    if (op->kind == FV_OP_MAX)
-        fv_codegen_line(e, "%s = fv_maximum(%s, %s);", target, target, value);
-    else
-        fv_codegen_line(e, "%s += %s;", target, value);
 }
 
 /* Stage 2: add the workspace rows up and write the reductions' outputs. */
@@ -1505,14 +1496,14 @@ static fv_status emit_stage_two(persistent_emit *p)
         const fv_op *op = a->outer[r];
         fv_codegen_line(&e, "float sum%d[%d];", r, stage_vector);
         fv_codegen_line(&e, "for (int lane = 0; lane < %d; ++lane)", stage_vector);
-        fv_codegen_line(&e, "    sum%d[lane] = %s;", r, outer_identity(op));
+        fv_codegen_line(&e, "    sum%d[lane] = %s;", r, fv_family_reduction_identity(op));
         fv_codegen_line(&e, "if (column_active)");
         fv_codegen_line(&e, "    for (long long p = slice; p < partial_rows; p += %d)", stage_y);
         fv_codegen_line(&e, "        for (int lane = 0; lane < %d; ++lane)", stage_vector);
         snprintf(target, sizeof target, "sum%d[lane]", r);
         snprintf(value, sizeof value, "__ldcg(&workspace[((long long)%d * partial_rows + p) * inner + column + lane])", r);
         e.indent += 12;
-        combine_line(&e, op, target, value);
+        fv_family_combine(&e, op, target, value);
         e.indent -= 12;
         fv_codegen_line(&e, "for (int lane = 0; lane < %d; ++lane)", stage_vector);
         fv_codegen_line(&e, "    stage_scratch[slice][(thread_index %% %d) * %d + lane] = sum%d[lane];",
@@ -1520,13 +1511,13 @@ static fv_status emit_stage_two(persistent_emit *p)
         fv_codegen_line(&e, "__syncthreads();");
         fv_codegen_line(&e, "float total%d[%d];", r, stage_vector);
         fv_codegen_line(&e, "for (int lane = 0; lane < %d; ++lane) {", stage_vector);
-        fv_codegen_line(&e, "    total%d[lane] = %s;", r, outer_identity(op));
+        fv_codegen_line(&e, "    total%d[lane] = %s;", r, fv_family_reduction_identity(op));
         fv_codegen_line(&e, "    for (int y = 0; y < %d; ++y)", stage_y);
         snprintf(target, sizeof target, "total%d[lane]", r);
         snprintf(value, sizeof value, "stage_scratch[y][(thread_index %% %d) * %d + lane]", stage_x,
                  stage_vector);
         e.indent += 8;
-        combine_line(&e, op, target, value);
+        fv_family_combine(&e, op, target, value);
         e.indent -= 8;
         fv_codegen_line(&e, "}");
         fv_codegen_line(&e, "__syncthreads();");
