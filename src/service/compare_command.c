@@ -2,15 +2,14 @@
  * [--alpha A] [--junit FILE]`: the regressions of NEW against OLD, printed,
  * optionally as JUnit, with the exit status 0 (none), 1 (a new failure or a
  * performance regression) or 2 (the harness failed). */
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "service/commands.h"
 #include "service/compare.h"
+#include "service/options.h"
 
 enum { OPTION_THRESHOLD = 1000, OPTION_ALPHA, OPTION_JUNIT, OPTION_HELP };
 
@@ -43,14 +42,6 @@ static void print_compare_usage(FILE *stream)
             FV_COMPARE_DEFAULT_THRESHOLD * 100, FV_COMPARE_DEFAULT_ALPHA);
 }
 
-static bool parse_number(const char *text, double *value)
-{
-    char *end;
-    errno = 0;
-    *value = strtod(text, &end);
-    return errno == 0 && end != text && *end == '\0' && isfinite(*value);
-}
-
 static fv_status parse_arguments(int argc, char **argv, compare_arguments *arguments)
 {
     memset(arguments, 0, sizeof *arguments);
@@ -62,12 +53,12 @@ static fv_status parse_arguments(int argc, char **argv, compare_arguments *argum
     while ((option = getopt_long(argc, argv, "", compare_options, NULL)) != -1) {
         switch (option) {
         case OPTION_THRESHOLD:
-            if (!parse_number(optarg, &value) || value < 0 || value > 10000)
+            if (!fv_options_parse_number(optarg, &value) || value < 0 || value > 10000)
                 FV_FAIL(FV_ERR_USAGE, "--threshold needs a percentage like 5, not '%s'", optarg);
             arguments->options.threshold = value / 100;
             break;
         case OPTION_ALPHA:
-            if (!parse_number(optarg, &value) || !(value > 0 && value < 1))
+            if (!fv_options_parse_number(optarg, &value) || !(value > 0 && value < 1))
                 FV_FAIL(FV_ERR_USAGE, "--alpha needs a level between 0 and 1 like 0.01, not '%s'",
                         optarg);
             arguments->options.alpha = value;

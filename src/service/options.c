@@ -1,6 +1,7 @@
 /* options.c: option parsing with getopt_long, and case selection. */
 #include <errno.h>
 #include <fnmatch.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,13 +111,22 @@ static bool parse_count(const char *text, int *count)
     return true;
 }
 
-/* Seconds: a positive number up to a week. */
-static bool parse_seconds(const char *text, double *seconds)
+bool fv_options_parse_number(const char *text, double *value)
 {
     char *end;
     errno = 0;
-    double value = strtod(text, &end);
-    if (errno != 0 || end == text || *end != '\0' || !(value > 0) || value > 7 * 86400.0)
+    double parsed = strtod(text, &end);
+    if (errno != 0 || end == text || *end != '\0' || !isfinite(parsed))
+        return false;
+    *value = parsed;
+    return true;
+}
+
+/* Seconds: a positive number up to a week. */
+static bool parse_seconds(const char *text, double *seconds)
+{
+    double value;
+    if (!fv_options_parse_number(text, &value) || !(value > 0) || value > 7 * 86400.0)
         return false;
     *seconds = value;
     return true;
@@ -223,19 +233,15 @@ fv_status fv_options_parse(const char *command, int argc, char **argv, fv_option
         case OPTION_BASELINE: options->baseline = optarg; break;
         case OPTION_JUNIT: options->junit = optarg; break;
         case OPTION_THRESHOLD: {
-            char *end;
-            errno = 0;
-            double percent = strtod(optarg, &end);
-            if (errno != 0 || end == optarg || *end != '\0' || !(percent >= 0 && percent <= 1000))
+            double percent;
+            if (!fv_options_parse_number(optarg, &percent) || percent < 0 || percent > 1000)
                 FV_FAIL(FV_ERR_USAGE, "--threshold needs a percentage like 5, not '%s'", optarg);
             options->regression_threshold = percent / 100;
             break;
         }
         case OPTION_ALPHA: {
-            char *end;
-            errno = 0;
-            double alpha = strtod(optarg, &end);
-            if (errno != 0 || end == optarg || *end != '\0' || !(alpha > 0 && alpha < 1))
+            double alpha;
+            if (!fv_options_parse_number(optarg, &alpha) || !(alpha > 0 && alpha < 1))
                 FV_FAIL(FV_ERR_USAGE, "--alpha needs a level between 0 and 1 like 0.01, not '%s'",
                         optarg);
             options->regression_alpha = alpha;

@@ -53,6 +53,9 @@ fv_status fv_options_parse(const char *command, int argc, char **argv, fv_option
 /* Frees what fv_options_parse allocated. */
 void fv_options_free(fv_options *options);
 
+/* Parses a whole argument as a finite number.  False if malformed. */
+bool fv_options_parse_number(const char *text, double *value);
+
 /* Parses "512", "64K", "2G" (binary units) into bytes.  False if malformed. */
 bool fv_options_parse_size(const char *text, int64_t *bytes);
 

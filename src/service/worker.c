@@ -174,9 +174,30 @@ done:
     return FV_OK;
 }
 
+/* Describes how a waited-for worker ended in `how` ("was killed by signal 6
+ * (Aborted)"), from waitpid's result `done` and its status; *interrupted:
+ * it died of SIGINT, SIGTERM or SIGHUP (not ours). */
+static void describe_end(pid_t done, int wait_status, char *how, size_t how_size,
+                         bool *interrupted)
+{
+    *interrupted = false;
+    if (done < 0)
+        snprintf(how, how_size, "could not be waited for (%s)", strerror(errno));
+    else if (WIFSIGNALED(wait_status)) {
+        int signal_number = WTERMSIG(wait_status);
+        snprintf(how, how_size, "was killed by signal %d (%s)", signal_number,
+                 strsignal(signal_number));
+        *interrupted = signal_number == SIGINT || signal_number == SIGTERM ||
+                       signal_number == SIGHUP;
+    } else if (WIFEXITED(wait_status)) {
+        snprintf(how, how_size, "exited with status %d", WEXITSTATUS(wait_status));
+    } else {
+        snprintf(how, how_size, "ended (wait status %#x)", (unsigned)wait_status);
+    }
+}
+
 /* Waits for the worker to exit (SIGKILL after grace_ms), closes the pipes,
- * and describes how it ended in `how` ("was killed by signal 6 (Aborted)").
- * *interrupted: it died of SIGINT, SIGTERM or SIGHUP (not ours). */
+ * and describes how it ended (describe_end). */
 static void reap(fv_worker *w, int grace_ms, char *how, size_t how_size, bool *interrupted)
 {
     *interrupted = false;
@@ -197,19 +218,7 @@ static void reap(fv_worker *w, int grace_ms, char *how, size_t how_size, bool *i
             grace_ms = 0;
         }
     }
-    if (done < 0)
-        snprintf(how, how_size, "could not be waited for (%s)", strerror(errno));
-    else if (WIFSIGNALED(wait_status)) {
-        int signal_number = WTERMSIG(wait_status);
-        snprintf(how, how_size, "was killed by signal %d (%s)", signal_number,
-                 strsignal(signal_number));
-        *interrupted = signal_number == SIGINT || signal_number == SIGTERM ||
-                       signal_number == SIGHUP;
-    } else if (WIFEXITED(wait_status)) {
-        snprintf(how, how_size, "exited with status %d", WEXITSTATUS(wait_status));
-    } else {
-        snprintf(how, how_size, "ended (wait status %#x)", (unsigned)wait_status);
-    }
+    describe_end(done, wait_status, how, how_size, interrupted);
     w->pid = 0;
     close_pipes(w);
 }
@@ -411,14 +420,12 @@ static bool still_running(fv_worker *w, char *how, size_t how_size)
         snprintf(how, how_size, "is not running");
         return false;
     }
-    int wait_status;
-    if (waitpid(w->pid, &wait_status, WNOHANG) == 0)
+    int wait_status = 0;
+    pid_t done = waitpid(w->pid, &wait_status, WNOHANG);
+    if (done == 0)
         return true;
-    if (WIFSIGNALED(wait_status))
-        snprintf(how, how_size, "was killed by signal %d (%s)", WTERMSIG(wait_status),
-                 strsignal(WTERMSIG(wait_status)));
-    else
-        snprintf(how, how_size, "exited with status %d", WEXITSTATUS(wait_status));
+    bool interrupted;
+    describe_end(done, wait_status, how, how_size, &interrupted);
     w->pid = 0;
     close_pipes(w);
     return false;
