@@ -184,6 +184,9 @@ static bool inner_outer_accepts(const fv_segment_view *view, char *why, size_t s
 
 /* Parameter layout in fv_schedule_params.extra. */
 enum {
+    /* The warp-specialized kinds read neither of the first two nor
+     * EXTRA_CACHED: their rows are always in shared memory (bulk copies) and
+     * the row-constant inputs follow EXTRA_WS_WEIGHT_REGISTERS. */
     EXTRA_IN_SHARED,      /* bit i: buffered input i (in input order) lives in shared memory */
     EXTRA_MIN_BLOCKS,     /* __launch_bounds__ minimum blocks per SM (1: ptxas uses what it
                              needs; the estimate only sizes the grid, and cooperative grids
@@ -682,12 +685,8 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
     params->block_x = ws.bdimx;
     params->block_y = groups;
     params->serial = batch;
-    params->extra[EXTRA_IN_SHARED] = (int)((1u << buffers.count) - 1);
-    params->extra[EXTRA_MIN_BLOCKS] = 1;
     params->extra[EXTRA_SHARED_BYTES] = (int)shared;
     params->extra[EXTRA_GRID] = grid;
-    params->extra[EXTRA_CACHED] =
-        ws.gmem_to_regs ? 0 : (int)((1u << buffers.cached_count) - 1);
     params->extra[EXTRA_WS_STAGES] = stages;
     params->extra[EXTRA_WS_UNROLL] = ws.unroll;
     params->extra[EXTRA_WS_WEIGHT_REGISTERS] = ws.gmem_to_regs;
@@ -819,11 +818,8 @@ static fv_status inner_tma_choose(const fv_segment_view *view, const fv_case *c,
     params->block_x = TMA_INNER_BLOCK_X;
     params->block_y = groups;
     params->serial = (int)batch;
-    params->extra[EXTRA_IN_SHARED] = (int)((1u << buffers.count) - 1);
-    params->extra[EXTRA_MIN_BLOCKS] = 1;
     params->extra[EXTRA_SHARED_BYTES] = (int)ws_shared_bytes(&buffers, capacity, stages, unroll, false);
     params->extra[EXTRA_GRID] = grid;
-    params->extra[EXTRA_CACHED] = (int)((1u << buffers.cached_count) - 1);
     params->extra[EXTRA_WS_STAGES] = stages;
     params->extra[EXTRA_WS_UNROLL] = unroll;
     snprintf(params->description, sizeof params->description,
