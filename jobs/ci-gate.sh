@@ -73,7 +73,7 @@ if [ -z "$launcher" ]; then
 fi
 case "$launcher" in
   srun) launch=(srun "--mpi=$mpi_plugin" --kill-on-bad-exit=0) ;;
-  mpirun) launch=(mpirun -n "$ranks") ;;
+  mpirun) launch=(mpirun -n "$ranks" --bind-to none) ;;  # a rank's worker uses several cores
   none) launch=() ;;
   *) harness "--launcher is srun, mpirun or none, not '$launcher'" ;;
 esac

@@ -271,6 +271,52 @@ START_TEST(results_do_not_depend_on_threads_or_blocks)
 }
 END_TEST
 
+/* Inputs generated once as raw elements (as the pipeline uploads them) and
+ * handed to the evaluator give bit-identical values and bounds; a given
+ * input shorter than the case needs is an internal error, not a read past
+ * its end. */
+START_TEST(given_inputs_match_generated_ones)
+{
+    fv_case *c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 130, 257, 4);
+    ck_assert_ptr_nonnull(c);
+    fv_eval_options generated = {.threads = 2, .mode = FV_EVAL_REFERENCE, .memory_budget = 8192};
+    double **values0, **bounds0;
+    FV_ASSERT_OK(fv_eval_to_memory(c, &generated, &values0, &bounds0));
+    int32_t input_count = c->fusion->input_count;
+    fv_eval_given_input *given = calloc((size_t)input_count, sizeof *given);
+    ck_assert_ptr_nonnull(given);
+    for (int32_t i = 0; i < input_count; i++) {
+        int32_t id = c->fusion->inputs[i];
+        if (c->fusion->values[id].kind != FV_VALUE_TENSOR || i == 2)
+            continue; /* the weight stays generated: a mix must work too */
+        int64_t count = fv_case_numel(c, id);
+        void *raw = malloc((size_t)count * fv_dtype_size(c->fusion->values[id].dtype));
+        ck_assert_ptr_nonnull(raw);
+        FV_ASSERT_OK(fv_gen_fill_raw(c->seed, i, &c->distributions[i],
+                                     c->fusion->values[id].dtype, 0, count, raw, 2));
+        given[i] = (fv_eval_given_input){.elements = raw, .count = count};
+    }
+    fv_eval_options reused = generated;
+    reused.given_inputs = given;
+    double **values, **bounds;
+    FV_ASSERT_OK(fv_eval_to_memory(c, &reused, &values, &bounds));
+    for (int32_t o = 0; o < c->fusion->output_count; o++) {
+        size_t bytes = sizeof(double) * (size_t)fv_case_numel(c, c->fusion->outputs[o]);
+        ck_assert_msg(memcmp(values[o], values0[o], bytes) == 0, "output %d values", o);
+        ck_assert_msg(memcmp(bounds[o], bounds0[o], bytes) == 0, "output %d bounds", o);
+    }
+    free_outputs(c, values, bounds);
+    given[0].count -= 1;
+    ck_assert_int_eq(fv_eval_to_memory(c, &reused, &values, &bounds), FV_ERR_INTERNAL);
+    ck_assert_ptr_nonnull(strstr(fv_error_message(), "given input 0"));
+    for (int32_t i = 0; i < input_count; i++)
+        free((void *)given[i].elements);
+    free(given);
+    free_outputs(c, values0, bounds0);
+    fv_case_free(c);
+}
+END_TEST
+
 /* Outputs of a bf16 fusion are bf16 numbers: the final cast rounds. */
 START_TEST(explicit_casts_round_to_the_target)
 {
@@ -342,6 +388,7 @@ static Suite *evaluator_suite(void)
     TCase *behaviour = tcase_create("behaviour");
     tcase_set_timeout(behaviour, 120);
     tcase_add_test(behaviour, results_do_not_depend_on_threads_or_blocks);
+    tcase_add_test(behaviour, given_inputs_match_generated_ones);
     tcase_add_test(behaviour, explicit_casts_round_to_the_target);
     tcase_add_test(behaviour, sink_failure_stops_the_evaluation);
     tcase_add_test(behaviour, unbound_case_is_an_input_error);

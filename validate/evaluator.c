@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "validate/eval_internal.h"
+#include "ir/round.h"
 #include "validate/generator.h"
 
 #define DEFAULT_BUDGET (1LL << 20) /* cache-sized blocks are fastest */
@@ -159,6 +160,18 @@ static fv_status generate_input(const evaluation *e, int32_t value, eval_array *
     for (int d = 1; d < array->rank; d++)
         row_elements *= array->extent[d];
     int64_t first = array->rank > 0 ? first_row * row_elements : 0;
+    const fv_eval_given_input *given =
+        e->options->given_inputs ? &e->options->given_inputs[input->input_index] : NULL;
+    if (given && given->elements) {
+        if (first + array->count > given->count)
+            FV_FAIL(FV_ERR_INTERNAL, "given input %d has %lld elements, %lld needed",
+                    input->input_index, (long long)given->count,
+                    (long long)(first + array->count));
+        const char *base = given->elements;
+        fv_load_elements(input->dtype, base + (size_t)first * fv_dtype_size(input->dtype),
+                         array->value, array->count);
+        return FV_OK;
+    }
     FV_TRY(fv_gen_fill(c->seed, input->input_index, &c->distributions[input->input_index],
                        input->dtype, first, array->count, array->value));
     return FV_OK;

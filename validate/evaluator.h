@@ -39,6 +39,15 @@ typedef enum fv_sum_order {
     FV_SUM_STRIDED     /* `sum_block` interleaved lanes (as threads of a block), then a tree */
 } fv_sum_order;
 
+/* An input the caller has already generated with fv_gen_fill_raw over its
+ * whole logical shape (elements 0 .. count-1, raw elements of the input's
+ * dtype).  The evaluator converts these instead of generating them again;
+ * the values are the same bit for bit, so references do not change. */
+typedef struct fv_eval_given_input {
+    const void *elements;   /* NULL: generate this input */
+    int64_t count;          /* elements available */
+} fv_eval_given_input;
+
 typedef struct fv_eval_options {
     int threads;            /* worker threads; 0 = one per online core */
     int64_t memory_budget;  /* bytes of block buffers per thread (at least one row);
@@ -47,6 +56,7 @@ typedef struct fv_eval_options {
     fv_sum_order sum_order; /* emulation mode only */
     int sum_block;          /* FV_SUM_BLOCKED / FV_SUM_STRIDED (default 32) */
     bool no_streaming;      /* evaluate everything as one block (tests) */
+    const fv_eval_given_input *given_inputs; /* NULL, or one per fusion input position */
 } fv_eval_options;
 
 /* Everything a consumer needs to know about one output. */

@@ -291,7 +291,6 @@ static void free_buffers(fv_pipeline *p, device_buffers *b)
     free(b->semaphores);
 }
 
-/* Generates every tensor input on the host and copies it to the device. */
 /* Host threads for input generation: the -j count, or every online core. */
 static int generator_threads(const fv_pipeline *p)
 {
@@ -301,7 +300,12 @@ static int generator_threads(const fv_pipeline *p)
     return online > 0 ? (int)online : 1;
 }
 
-static fv_status upload_inputs(fv_pipeline *p, const fv_case *c, device_buffers *b)
+/* Generates every tensor input a kernel reads on the host and copies it to
+ * the device.  given[i] (one per fusion input) keeps input i's host copy for
+ * the reference evaluator when `keep` (the caller frees given[i].elements),
+ * so the inputs are generated once per case; otherwise it is freed here. */
+static fv_status upload_inputs(fv_pipeline *p, const fv_case *c, device_buffers *b,
+                               bool keep, fv_eval_given_input *given)
 {
     const fv_fusion *fusion = c->fusion;
     for (int32_t i = 0; i < fusion->input_count; i++) {
@@ -317,7 +321,13 @@ static fv_status upload_inputs(fv_pipeline *p, const fv_case *c, device_buffers 
                                            generator_threads(p));
         if (status == FV_OK)
             status = fv_rt_copy_to_device(p->context, b->of_value[v], host, bytes);
-        free(host);
+        bool logical_layout = count == fv_case_numel(c, v);
+        if (status == FV_OK && keep && logical_layout) {
+            given[i].elements = host;
+            given[i].count = count;
+        } else {
+            free(host);
+        }
         FV_TRY(status);
     }
     return FV_OK;
@@ -537,6 +547,8 @@ static fv_status run_on_gpu(fv_pipeline *p, const fv_case *c, const fv_case_plan
     launch_sequence sequence = {.pipeline = p, .plan = plan, .kernels = kernels,
                                 .buffers = &buffers};
     void **host = calloc((size_t)c->fusion->output_count + 1, sizeof(void *));
+    /* per fusion input: its host copy, reused by the reference evaluator */
+    fv_eval_given_input *given = calloc((size_t)c->fusion->input_count + 1, sizeof *given);
     fv_comparison *comparisons = calloc((size_t)c->fusion->output_count + 1, sizeof *comparisons);
     fv_status status = FV_OK;
     const char *stage = "inputs";
@@ -544,12 +556,12 @@ static fv_status run_on_gpu(fv_pipeline *p, const fv_case *c, const fv_case_plan
         fv_result_fail(result, FV_RESULT_UNSUPPORTED, "launch", "more than 16 kernels in one case");
         goto done;
     }
-    if (host == NULL || comparisons == NULL) {
+    if (host == NULL || given == NULL || comparisons == NULL) {
         status = fv_error_raise(FV_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
         goto done;
     }
     FV_TRY_GOTO(status, allocate_buffers(p, c, plan, &buffers), done);
-    FV_TRY_GOTO(status, upload_inputs(p, c, &buffers), done);
+    FV_TRY_GOTO(status, upload_inputs(p, c, &buffers, p->options.check_outputs, given), done);
     FV_TRY_GOTO(status, poison_outputs(p, c, plan, &buffers), done);
     stage = "launch";
     FV_TRY_GOTO(status, fit_grids(&sequence), done);
@@ -566,7 +578,7 @@ static fv_status run_on_gpu(fv_pipeline *p, const fv_case *c, const fv_case_plan
     FV_TRY_GOTO(status, download_outputs(p, c, plan, &buffers, host), done);
     stage = "reference";
     fv_eval_options eval = {.threads = p->options.threads, .mode = FV_EVAL_REFERENCE,
-                            .memory_budget = p->options.memory_budget};
+                            .memory_budget = p->options.memory_budget, .given_inputs = given};
     fv_ref_report reference;
     double started = now_ms();
     status = fv_ref_compare(p->options.store, c, &eval, p->options.tolerance,
@@ -600,6 +612,9 @@ done:
     for (int32_t o = 0; host && o < c->fusion->output_count; o++)
         free(host[o]);
     free(host);
+    for (int32_t i = 0; given && i < c->fusion->input_count; i++)
+        free((void *)given[i].elements);
+    free(given);
     free(comparisons);
     free_buffers(p, &buffers);
     return status;

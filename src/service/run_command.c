@@ -8,6 +8,7 @@
  * passed, 1 some case failed, crashed or timed out, 2 the harness failed,
  * 130 / 143 stopped by SIGINT / SIGTERM (the archive keeps every finished
  * case; --resume completes it). */
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,16 +241,44 @@ static fv_status add_argument(char **arguments, int *count, const char *format, 
     return FV_OK;
 }
 
-/* Host threads per worker: -j, else the node's cores shared by its ranks. */
-static int worker_threads(const fv_run_session *session)
+/* Cores this process may run on (its affinity mask, which the launcher may
+ * have narrowed), or `fallback` when the mask cannot be read. */
+static long usable_cores(long fallback)
+{
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    if (sched_getaffinity(0, sizeof mask, &mask) != 0)
+        return fallback;
+    long count = CPU_COUNT(&mask);
+    return count > 0 ? count : fallback;
+}
+
+/* Host threads per worker (input generation and references): -j, else the
+ * node's cores shared by its ranks, but never more than the cores this rank
+ * is bound to.  A launcher that binds each rank to one core (Open MPI does
+ * for two ranks or fewer) would leave the references on one core: say so
+ * once, with the way out. */
+static int worker_threads(fv_run_session *session)
 {
     if (session->options->threads > 0)
         return session->options->threads;
+    if (session->host_threads > 0)
+        return session->host_threads;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (session->mpi.local_size <= 1 || cores <= 0)
-        return 0;
-    long share = cores / session->mpi.local_size;
-    return share > 0 ? (int)share : 1;
+    if (cores <= 0)
+        cores = 1;
+    long share = session->mpi.local_size > 1 ? cores / session->mpi.local_size : cores;
+    if (share < 1)
+        share = 1;
+    long usable = usable_cores(cores);
+    if (usable < share)
+        fprintf(stderr,
+                "%s: bound to %ld of the node's %ld cores by the launcher: host references "
+                "use %ld thread%s instead of %ld (mpirun --bind-to none, or srun "
+                "--cpus-per-task=%ld, gives each rank its share)\n",
+                session->label, usable, cores, usable, usable == 1 ? "" : "s", share, share);
+    session->host_threads = (int)(usable < share ? usable : share);
+    return session->host_threads;
 }
 
 /* `fuservalidate worker` with the options the pipeline needs. */

@@ -23,6 +23,7 @@ typedef struct fv_run_session {
     fv_mpi mpi;
     char label[32];            /* "rank 3", for log lines */
     char **worker_arguments;   /* argv of this rank's GPU worker, NULL-terminated */
+    int host_threads;          /* the worker's --jobs; 0 until first decided */
 } fv_run_session;
 
 /* ------------------------------------------------------------- executor */
