@@ -32,28 +32,103 @@ START_TEST(order_by_duration_unknown_first)
 }
 END_TEST
 
+START_TEST(costs_share_one_unit)
+{
+    const double bytes[4] = {1000, 2000, 4000, 0};
+    const double durations[4] = {-1, 10, -1, 3};
+    double costs[4];
+    fv_queue_costs(durations, bytes, 4, costs);
+    /* 10 ms for 2000 bytes: the unknown ones at 5 ms per 1000 bytes */
+    ck_assert(costs[0] == 5.0 && costs[1] == 10.0 && costs[2] == 20.0 && costs[3] == 3.0);
+    fv_queue_costs(NULL, bytes, 4, costs); /* nothing known: bytes */
+    ck_assert(costs[0] == 1000.0 && costs[2] == 4000.0 && costs[3] == 0.0);
+}
+END_TEST
+
 START_TEST(chunks_shrink_and_cover)
 {
-    ck_assert_int_eq(fv_queue_chunk(0, 4), 0);
-    ck_assert_int_eq(fv_queue_chunk(1, 4), 1);
-    ck_assert_int_eq(fv_queue_chunk(100, 1), 50);
-    ck_assert_int_eq(fv_queue_chunk(100, 4), 13);
-    ck_assert_int_eq(fv_queue_chunk(7, 0), 4); /* a bad rank count counts as one */
+    ck_assert(fv_queue_chunk_target(100, 4) == 12.5);
+    ck_assert(fv_queue_chunk_target(100, 0) == 50); /* a bad rank count counts as one */
+    ck_assert(fv_queue_chunk_target(-1, 4) == 0);
+    ck_assert(fv_queue_chunk_takes(0, 0, 1e9, 1));  /* a chunk never starts empty */
+    ck_assert(fv_queue_chunk_takes(1, 5, 5, 10));
+    ck_assert(!fv_queue_chunk_takes(1, 5, 5.5, 10));
     for (int ranks = 1; ranks <= 64; ranks *= 2) {
-        int32_t remaining = 1000, handed = 0, previous = 1 << 30, chunks = 0;
-        while (remaining > 0) {
-            int32_t chunk = fv_queue_chunk(remaining, ranks);
+        double remaining = 1000;
+        int32_t handed = 0, previous = 1 << 30, chunks = 0;
+        while (handed < 1000) {
+            double target = fv_queue_chunk_target(remaining, ranks), cost = 0;
+            int32_t chunk = 0;
+            while (handed + chunk < 1000 && fv_queue_chunk_takes(chunk, cost, 1, target)) {
+                cost += 1;
+                chunk++;
+            }
             ck_assert_int_ge(chunk, 1);
             ck_assert_int_le(chunk, previous);
-            ck_assert_int_le(chunk, remaining);
             previous = chunk;
-            remaining -= chunk;
+            remaining -= cost;
             handed += chunk;
             chunks++;
         }
-        ck_assert_int_eq(handed, 1000);
         ck_assert_int_eq(previous, 1);          /* the last chunks are single cases */
         ck_assert_int_lt(chunks, 1000);         /* fewer messages than cases */
+    }
+}
+END_TEST
+
+/* Ranks that ask for a chunk whenever they run out, over the default sweep's
+ * case sizes in longest-first order (6 x 3 fusions x N {2048, 16384} x H
+ * 768 .. 32768): the last rank finishes within 10% of the ideal, the larger
+ * of (total / ranks) and the largest case.  Chunks of a fixed share of the
+ * *count* (the first of them all heavy cases) finish at 1.57, 2.32 and 2.80
+ * times the ideal at 2, 4 and 8 ranks in the same simulation. */
+START_TEST(weighted_chunks_balance_longest_first)
+{
+    static const double hidden[] = {32768, 24576, 20480, 16384, 12288, 8192, 6144,
+                                    4096,  4095,  3072,  2048,  1987,  1024, 1023, 768};
+    enum { SIZES = sizeof hidden / sizeof hidden[0], CASES = 18 * 2 * SIZES };
+    double costs[CASES];
+    int32_t count = 0;
+    for (int s = 0; s < SIZES; s++)
+        for (int rows = 16384; rows >= 2048; rows /= 8)
+            for (int fusion = 0; fusion < 18; fusion++)
+                costs[count++] = rows * hidden[s];
+    double durations[CASES];
+    int32_t order[CASES];
+    for (int32_t i = 0; i < count; i++)
+        durations[i] = -1;
+    FV_ASSERT_OK(fv_queue_order(durations, costs, count, order));
+    double total = 0, largest = 0;
+    for (int32_t i = 0; i < count; i++) {
+        total += costs[i];
+        largest = costs[i] > largest ? costs[i] : largest;
+    }
+    for (int ranks = 2; ranks <= 8; ranks *= 2) {
+        double busy_until[8] = {0};
+        double remaining = total;
+        int32_t next = 0;
+        while (next < count) {
+            int idle = 0; /* the rank that runs out first asks next */
+            for (int r = 1; r < ranks; r++)
+                if (busy_until[r] < busy_until[idle])
+                    idle = r;
+            double target = fv_queue_chunk_target(remaining, ranks), chunk_cost = 0;
+            for (int32_t taken = 0; next < count; taken++) {
+                double cost = costs[order[next]];
+                if (!fv_queue_chunk_takes(taken, chunk_cost, cost, target))
+                    break;
+                chunk_cost += cost;
+                next++;
+            }
+            remaining -= chunk_cost;
+            busy_until[idle] += chunk_cost;
+        }
+        double makespan = 0;
+        for (int r = 0; r < ranks; r++)
+            makespan = busy_until[r] > makespan ? busy_until[r] : makespan;
+        double ideal = total / ranks > largest ? total / ranks : largest;
+        ck_assert_msg(makespan <= 1.10 * ideal, "%d ranks: last finishes at %.3f of ideal", ranks,
+                      makespan / ideal);
     }
 }
 END_TEST
@@ -87,7 +162,9 @@ static Suite *make_suite(void)
     TCase *order = tcase_create("order");
     tcase_add_test(order, order_by_bytes_without_history);
     tcase_add_test(order, order_by_duration_unknown_first);
+    tcase_add_test(order, costs_share_one_unit);
     tcase_add_test(order, chunks_shrink_and_cover);
+    tcase_add_test(order, weighted_chunks_balance_longest_first);
     tcase_add_test(order, history_finds_and_replaces);
     suite_add_tcase(suite, order);
     return suite;

@@ -97,10 +97,30 @@ fv_status fv_queue_order(const double *durations, const double *bytes, int32_t c
     return FV_OK;
 }
 
-int32_t fv_queue_chunk(int32_t remaining, int ranks)
+void fv_queue_costs(const double *durations, const double *bytes, int32_t count,
+                    double *costs)
 {
-    if (remaining <= 0)
-        return 0;
-    int64_t divisor = 2 * (int64_t)(ranks > 0 ? ranks : 1);
-    return (int32_t)(((int64_t)remaining + divisor - 1) / divisor);
+    double known_ms = 0, known_bytes = 0;
+    for (int32_t i = 0; i < count; i++)
+        if (durations != NULL && durations[i] >= 0 && bytes != NULL && bytes[i] > 0) {
+            known_ms += durations[i];
+            known_bytes += bytes[i];
+        }
+    double ms_per_byte = known_bytes > 0 && known_ms > 0 ? known_ms / known_bytes : 1;
+    for (int32_t i = 0; i < count; i++) {
+        double size = bytes != NULL && bytes[i] > 0 ? bytes[i] : 0;
+        bool known = durations != NULL && durations[i] >= 0;
+        costs[i] = known ? durations[i] : size * ms_per_byte;
+    }
+}
+
+double fv_queue_chunk_target(double remaining_cost, int ranks)
+{
+    double divisor = 2.0 * (ranks > 0 ? ranks : 1);
+    return remaining_cost > 0 ? remaining_cost / divisor : 0;
+}
+
+bool fv_queue_chunk_takes(int32_t taken, double chunk_cost, double next_cost, double target)
+{
+    return taken == 0 || chunk_cost + next_cost <= target;
 }

@@ -48,6 +48,7 @@ typedef struct run_state {
     fv_case **pending;          /* of those, the ones this session runs */
     int32_t pending_count;
     int32_t *order;             /* indices into pending, longest first */
+    double *costs;              /* per pending case: estimated cost (chunks) */
     fv_queue_history finished;  /* case ids with a row already (--resume) */
     fv_queue_history durations; /* from --baseline and --resume rows */
     bool archive_created;       /* fv_archive_create made the file (not --resume) */
@@ -165,10 +166,12 @@ static fv_status plan_cases(run_state *s)
     int32_t count = s->selected_count;
     s->pending = calloc((size_t)count + 1, sizeof *s->pending);
     s->order = calloc((size_t)count + 1, sizeof *s->order);
+    s->costs = calloc((size_t)count + 1, sizeof *s->costs);
     double *durations = calloc((size_t)count + 1, sizeof *durations);
     double *bytes = calloc((size_t)count + 1, sizeof *bytes);
     fv_status status = FV_OK;
-    if (s->pending == NULL || s->order == NULL || durations == NULL || bytes == NULL) {
+    if (s->pending == NULL || s->order == NULL || s->costs == NULL || durations == NULL ||
+        bytes == NULL) {
         status = fv_error_raise(FV_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
         goto done;
     }
@@ -181,6 +184,7 @@ static fv_status plan_cases(run_state *s)
         s->pending[s->pending_count++] = c;
     }
     status = fv_queue_order(durations, bytes, s->pending_count, s->order);
+    fv_queue_costs(durations, bytes, s->pending_count, s->costs);
 done:
     free(durations);
     free(bytes);
@@ -510,7 +514,8 @@ static int coordinate(run_state *s, bool *peers_done)
         *peers_done = false;
         return 2;
     }
-    fv_run_plan plan = {.cases = s->pending, .count = s->pending_count, .order = s->order};
+    fv_run_plan plan = {.cases = s->pending, .count = s->pending_count, .order = s->order,
+                        .costs = s->costs};
     int exit_code = fv_run_coordinate(&s->session, &s->executor, &s->recorder, &plan,
                                       peers_done);
     if (exit_code == 2)
@@ -543,6 +548,7 @@ static void free_state(run_state *s)
     free(s->selected);
     free(s->pending);
     free(s->order);
+    free(s->costs);
     fv_case_list_free(&s->list);
 }
 

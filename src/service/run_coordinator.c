@@ -30,6 +30,7 @@ typedef struct coordinator {
     fv_run_recorder *recorder;
     const fv_run_plan *plan;
     int32_t next;              /* next position in plan->order */
+    double remaining_cost;     /* estimated cost of the cases not handed out */
     int32_t *returned;         /* cases handed back, handed out again first */
     int32_t returned_count;
     int *owner;                /* per case: rank it is with, NOT_GIVEN or RECORDED */
@@ -45,30 +46,59 @@ static int32_t cases_left(const coordinator *c)
     return c->plan->count - c->next + c->returned_count;
 }
 
-static int32_t take_case(coordinator *c)
+/* The case handed out next: one handed back, else the next in order. */
+static int32_t next_case(const coordinator *c)
 {
     if (c->returned_count > 0)
-        return c->returned[--c->returned_count];
-    return c->plan->order[c->next++];
+        return c->returned[c->returned_count - 1];
+    return c->plan->order[c->next];
 }
 
 /* The next case, now held by `rank`. */
 static void take_assignment(coordinator *c, int rank, fv_assignment *assignment)
 {
-    int32_t index = take_case(c);
+    int32_t index = next_case(c);
+    if (c->returned_count > 0)
+        c->returned_count--;
+    else
+        c->next++;
+    c->remaining_cost -= c->plan->costs[index];
+    if (c->remaining_cost < 0 || cases_left(c) == 0)
+        c->remaining_cost = 0;
     c->owner[index] = rank;
     fv_assignment_from_case(c->plan->cases[index], index, assignment);
 }
 
-/* Hands the next chunk to `rank` as CASE frames in `frames`; *given cases. */
-static void give_chunk(coordinator *c, int rank, fv_text *frames, int32_t *given)
+/* Hands the next chunk (weighted guided self-scheduling, service/queue.h)
+ * to `rank`: each case goes to `deliver`; *given cases.  Fails with what
+ * `deliver` returns. */
+static fv_status take_chunk(coordinator *c, int rank,
+                            fv_status (*deliver)(void *context, const fv_assignment *),
+                            void *context, int32_t *given)
 {
-    int32_t chunk = fv_queue_chunk(cases_left(c), c->session->mpi.size);
-    for (*given = 0; *given < chunk; (*given)++) {
+    double target = fv_queue_chunk_target(c->remaining_cost, c->session->mpi.size);
+    double chunk_cost = 0;
+    for (*given = 0; cases_left(c) > 0; (*given)++) {
+        double cost = c->plan->costs[next_case(c)];
+        if (!fv_queue_chunk_takes(*given, chunk_cost, cost, target))
+            break;
+        chunk_cost += cost;
         fv_assignment assignment;
         take_assignment(c, rank, &assignment);
-        fv_assignment_put(frames, &assignment);
+        FV_TRY(deliver(context, &assignment));
     }
+    return FV_OK;
+}
+
+static fv_status put_frame(void *frames, const fv_assignment *assignment)
+{
+    fv_assignment_put(frames, assignment);
+    return FV_OK;
+}
+
+static fv_status push_to_worker(void *executor, const fv_assignment *assignment)
+{
+    return fv_run_executor_push(executor, assignment);
 }
 
 /* Records an outcome from `rank` if that rank had the case. */
@@ -97,6 +127,7 @@ static void retire(coordinator *c, int rank)
         if (c->owner[i] == rank) {
             c->owner[i] = NOT_GIVEN;
             c->returned[c->returned_count++] = i;
+            c->remaining_cost += c->plan->costs[i];
             handed_back++;
         }
     if (handed_back > 0 && !c->stopping)
@@ -108,7 +139,7 @@ static fv_status reply_with_cases(coordinator *c, int rank)
 {
     fv_text frames = {0};
     int32_t given = 0;
-    give_chunk(c, rank, &frames, &given);
+    FV_TRY(take_chunk(c, rank, put_frame, &frames, &given));
     if (given == 0)
         fv_wire_put(&frames, FV_WIRE_NONE, NULL, 0);
     fv_status status = fv_text_status(&frames);
@@ -178,12 +209,8 @@ static fv_status own_step(coordinator *c, bool *busy, bool *interrupted)
 {
     fv_run_executor *executor = c->executor;
     if (fv_run_executor_idle(executor) && cases_left(c) > 0) {
-        int32_t chunk = fv_queue_chunk(cases_left(c), c->session->mpi.size);
-        for (int32_t i = 0; i < chunk; i++) {
-            fv_assignment assignment;
-            take_assignment(c, 0, &assignment);
-            FV_TRY(fv_run_executor_push(executor, &assignment));
-        }
+        int32_t given = 0;
+        FV_TRY(take_chunk(c, 0, push_to_worker, executor, &given));
     }
     if (fv_run_executor_idle(executor))
         return FV_OK;
@@ -285,8 +312,10 @@ int fv_run_coordinate(fv_run_session *session, fv_run_executor *executor,
         fprintf(stderr, "fuservalidate: out of memory\n");
         fv_run_executor_stop(executor, false);
     } else {
-        for (int32_t i = 0; i < plan->count; i++)
+        for (int32_t i = 0; i < plan->count; i++) {
             c.owner[i] = NOT_GIVEN;
+            c.remaining_cost += plan->costs[i];
+        }
         exit_code = run_loop(&c);
     }
     *peers_done = c.active_peers == 0;

@@ -131,6 +131,7 @@ typedef struct fv_run_plan {
     fv_case *const *cases;
     int32_t count;
     const int32_t *order;        /* indices into cases, in hand-out order */
+    const double *costs;         /* per case: estimated cost (fv_queue_costs) */
 } fv_run_plan;
 
 /* Rank 0: hands cases out on request, runs its own share, records every
