@@ -57,8 +57,14 @@ status=$?
 kill "$watchdog" 2> /dev/null
 wait "$watchdog" 2> /dev/null
 finished=$(date +%s.%N)
-rows=$(h5dump -H -d /results "$archive" 2> /dev/null |
-       sed -n 's/.*DATASPACE *SIMPLE { ( \([0-9]*\) ).*/\1/p')
+# Rows in the archive: from its dataspace where h5dump is on PATH, else the
+# last progress line of the log (cases done of all, this run and earlier ones).
+if command -v h5dump > /dev/null; then
+  rows=$(h5dump -H -d /results "$archive" 2> /dev/null |
+         sed -n 's/.*DATASPACE *SIMPLE { ( \([0-9]*\) ).*/\1/p')
+else
+  rows=$(sed -n 's/^progress: \([0-9]*\/[0-9]*\) done.*/\1/p' "$out/$name.log" | tail -1)
+fi
 seconds=$(awk "BEGIN { printf \"%.1f\", $finished - $started }")
 echo "$name $phase ranks=$ranks gpus=$gpus status=$status seconds=$seconds rows=${rows:-?}" |
   tee -a "$out/times.txt"
