@@ -52,5 +52,22 @@ ranks=$(h5dump -d /results "$work/three.h5" | awk '
     /^   \([0-9]+\): \{/ { field = 0; inrow = 1; next }
     inrow { field++; if (field == 41) { gsub(/[ ,]/, ""); print; inrow = 0 } }' | sort -u | wc -l)
 [ "$ranks" -ge 2 ] || fail "all cases ran on one rank"
+
+# A rank bound to fewer cores than its share of the node (as Open MPI binds
+# each of two ranks to one core) says how many threads its worker gets and
+# names the way out.
+bound="not checked (one core)"
+if [ "$(nproc)" -ge 2 ]; then
+  taskset -c 0 "$tool" run --compile-only tests/cases -o "$work/bound.h5" \
+      --kernel-cache "$work/kernels" > "$work/bound.log" 2>&1 ||
+    { cat "$work/bound.log" >&2; fail "a run bound to one core failed"; }
+  grep -q "^rank 0: bound to 1 of the node's [0-9]* cores by the launcher: host references use 1 thread instead of [0-9]* (mpirun --bind-to none" \
+      "$work/bound.log" || { cat "$work/bound.log" >&2; fail "no word on a rank bound to one core"; }
+  if [ "$(nproc)" -eq "$(getconf _NPROCESSORS_ONLN)" ]; then
+    grep -q "bound to" "$work/one.log" && fail "an unbound run warned about binding"
+  fi
+  bound="bound to one core: warned"
+fi
 clean_logs "$work"
-echo "test_service_mpi: $cases cases on 3 ranks ($ranks ranks worked), same rows as 1 rank: ok"
+echo "test_service_mpi: $cases cases on 3 ranks ($ranks ranks worked), same rows as 1 rank," \
+     "$bound: ok"
