@@ -139,10 +139,11 @@ static fv_status reply_with_cases(coordinator *c, int rank)
 {
     fv_text frames = {0};
     int32_t given = 0;
-    FV_TRY(take_chunk(c, rank, put_frame, &frames, &given));
-    if (given == 0)
+    fv_status status = take_chunk(c, rank, put_frame, &frames, &given);
+    if (status == FV_OK && given == 0)
         fv_wire_put(&frames, FV_WIRE_NONE, NULL, 0);
-    fv_status status = fv_text_status(&frames);
+    if (status == FV_OK)
+        status = fv_text_status(&frames);
     if (status == FV_OK)
         status = fv_mpi_send(&c->session->mpi, rank, &frames);
     fv_text_free(&frames);
