@@ -135,6 +135,20 @@ START_TEST(compare_from_store_and_on_demand_agree)
     FV_ASSERT_OK(fv_ref_compare(NULL, c, &options, FV_TOLERANCE_BOUND,
                                 (const void *const *)actual, computed, &report));
     ck_assert_int_eq(report.outcome, FV_REF_ON_DEMAND);
+    /* Four threads in small blocks compare concurrently: the same verdicts. */
+    fv_eval_options concurrent = options;
+    concurrent.threads = 4;
+    concurrent.memory_budget = 4096;
+    fv_comparison threaded[3];
+    FV_ASSERT_OK(fv_ref_compare(NULL, c, &concurrent, FV_TOLERANCE_BOUND,
+                                (const void *const *)actual, threaded, &report));
+    for (int32_t o = 0; o < outputs; o++) {
+        ck_assert_int_eq(threaded[o].total, stored[o].total);
+        ck_assert_int_eq(threaded[o].mismatches, stored[o].mismatches);
+        ck_assert_int_eq(threaded[o].first_mismatch_index, stored[o].first_mismatch_index);
+        ck_assert_double_eq(threaded[o].worst_ratio, stored[o].worst_ratio);
+        ck_assert_double_eq(threaded[o].worst_absolute, stored[o].worst_absolute);
+    }
     for (int32_t o = 0; o < outputs; o++) {
         ck_assert_int_eq(stored[o].mismatches, o == 0 ? 1 : 0);
         ck_assert_int_eq(again[o].mismatches, stored[o].mismatches);

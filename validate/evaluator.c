@@ -126,9 +126,12 @@ static fv_status deliver(evaluation *e, int output_index, const eval_array *arra
         FV_FAIL(FV_ERR_NOMEM, "out of memory delivering an output block");
     }
     materialize(array, output, rows, values, bounds);
-    pthread_mutex_lock(&e->sink_lock);
+    bool serialize = !e->options->concurrent_sink;
+    if (serialize)
+        pthread_mutex_lock(&e->sink_lock);
     fv_status status = e->sink(e->sink_context, output_index, first_row, rows, values, bounds);
-    pthread_mutex_unlock(&e->sink_lock);
+    if (serialize)
+        pthread_mutex_unlock(&e->sink_lock);
     free(values);
     free(bounds);
     if (status != FV_OK)

@@ -57,6 +57,8 @@ typedef struct fv_eval_options {
     int sum_block;          /* FV_SUM_BLOCKED / FV_SUM_STRIDED (default 32) */
     bool no_streaming;      /* evaluate everything as one block (tests) */
     const fv_eval_given_input *given_inputs; /* NULL, or one per fusion input position */
+    bool concurrent_sink;   /* the sink is thread-safe: call it from several threads at
+                               once (else calls are serialized) */
 } fv_eval_options;
 
 /* Everything a consumer needs to know about one output. */
@@ -73,8 +75,9 @@ typedef struct fv_eval_output {
 /* Receives output blocks: rows [first_row, first_row + row_count) of output
  * `output_index`, row-major, `values` and `bounds` (allowed absolute error;
  * NULL in emulation mode) each row_count * row_elements doubles.  Calls are
- * serialized but may come from any thread and in any row order; each row of
- * each output comes exactly once.  A non-FV_OK return stops the evaluation,
+ * serialized (concurrent with options->concurrent_sink) and may come from
+ * any thread and in any row order; each row of each output comes exactly
+ * once.  A non-FV_OK return stops the evaluation,
  * which then returns that status. */
 typedef fv_status (*fv_eval_sink)(void *context, int output_index, int64_t first_row,
                                   int64_t row_count, const double *values,

@@ -1,6 +1,7 @@
 /* references.c: content keys, building and verifying store entries, and
  * comparing outputs against stored or freshly computed references. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,14 +114,17 @@ static fv_status describe_outputs(const fv_case *c, case_outputs *outputs)
 
 /* ------------------------------------------------------------ building */
 
+/* Where evaluated blocks go: the store, the comparison, or both.  The
+ * evaluator calls it from all its threads at once (concurrent_sink): blocks
+ * are compared on the calling thread and only the merge and the store write
+ * take the lock, so comparing does not serialize the evaluation. */
 typedef struct build_sink {
     fv_store_writer *writer;     /* NULL: do not store */
     const case_outputs *outputs;
     fv_tolerance_policy policy;
     const void *const *actual;   /* NULL: do not compare */
     fv_comparison *comparisons;
-    double *decoded;             /* scratch for actual values */
-    int64_t decoded_capacity;
+    pthread_mutex_t lock;        /* guards writer and comparisons */
 } build_sink;
 
 static fv_status compare_block(build_sink *sink, int output_index, int64_t first_row,
@@ -129,19 +133,18 @@ static fv_status compare_block(build_sink *sink, int output_index, int64_t first
     const fv_eval_output *output = &sink->outputs->eval[output_index];
     int64_t count = row_count * output->row_elements;
     int64_t first = first_row * output->row_elements;
-    if (count > sink->decoded_capacity) {
-        free(sink->decoded);
-        sink->decoded = malloc(sizeof(double) * (size_t)count);
-        FV_CHECK_ALLOC(sink->decoded);
-        sink->decoded_capacity = count;
-    }
+    double *decoded = malloc(sizeof(double) * (size_t)(count > 0 ? count : 1));
+    FV_CHECK_ALLOC(decoded);
     const char *raw = sink->actual[output_index];
-    fv_load_elements(output->dtype, raw + (size_t)first * fv_dtype_size(output->dtype),
-                     sink->decoded, count);
+    fv_load_elements(output->dtype, raw + (size_t)first * fv_dtype_size(output->dtype), decoded,
+                     count);
     fv_comparison part;
     fv_comparison_init(&part, sink->policy, output);
-    fv_comparison_add(&part, sink->decoded, values, bounds, first, count);
+    fv_comparison_add(&part, decoded, values, bounds, first, count);
+    free(decoded);
+    pthread_mutex_lock(&sink->lock);
     fv_comparison_merge(&sink->comparisons[output_index], &part);
+    pthread_mutex_unlock(&sink->lock);
     return FV_OK;
 }
 
@@ -149,12 +152,25 @@ static fv_status build_sink_block(void *context, int output_index, int64_t first
                                   int64_t row_count, const double *values, const double *bounds)
 {
     build_sink *sink = context;
-    if (sink->writer != NULL)
-        FV_TRY(fv_store_write_rows(sink->writer, output_index, first_row, row_count, values,
-                                   bounds));
+    if (sink->writer != NULL) {
+        pthread_mutex_lock(&sink->lock);
+        fv_status status = fv_store_write_rows(sink->writer, output_index, first_row, row_count,
+                                               values, bounds);
+        pthread_mutex_unlock(&sink->lock);
+        FV_TRY(status);
+    }
     if (sink->actual != NULL)
         FV_TRY(compare_block(sink, output_index, first_row, row_count, values, bounds));
     return FV_OK;
+}
+
+/* Evaluates `c` into `sink`, calling it from every evaluator thread. */
+static fv_status evaluate_into(const fv_case *c, const fv_eval_options *options,
+                               build_sink *sink)
+{
+    fv_eval_options concurrent = *options;
+    concurrent.concurrent_sink = true;
+    return fv_eval_run(c, &concurrent, build_sink_block, sink);
 }
 
 static void join_dtypes(const fv_case *c, char *buffer, size_t size)
@@ -188,7 +204,7 @@ static fv_status build_entry(fv_store *store, const fv_case *c, const fv_eval_op
         fv_error_trace(__FILE__, __LINE__);
         return status;
     }
-    status = fv_eval_run(c, options, build_sink_block, sink);
+    status = evaluate_into(c, options, sink);
     if (status != FV_OK) {
         fv_store_abort(sink->writer);
         sink->writer = NULL;
@@ -262,8 +278,9 @@ fv_status fv_ref_ensure(fv_store *store, const fv_case *c, const fv_eval_options
         goto done;
     fv_error_clear();
     report->outcome = report->detail[0] ? FV_REF_REBUILT : FV_REF_BUILT;
-    build_sink sink = {.outputs = &outputs};
+    build_sink sink = {.outputs = &outputs, .lock = PTHREAD_MUTEX_INITIALIZER};
     status = build_entry(store, c, options, &outputs, report->key, &sink);
+    pthread_mutex_destroy(&sink.lock);
 done:
     report->seconds = report->outcome == FV_REF_CACHED ? 0 : now_seconds() - start;
     free_outputs(&outputs);
@@ -326,13 +343,13 @@ fv_status fv_ref_compare(fv_store *store, const fv_case *c, const fv_eval_option
     FV_TRY(describe_outputs(c, &outputs));
     report->bytes = fv_store_case_bytes(outputs.count, outputs.store);
     build_sink sink = {.outputs = &outputs, .policy = policy, .actual = actual,
-                       .comparisons = comparisons};
+                       .comparisons = comparisons, .lock = PTHREAD_MUTEX_INITIALIZER};
     reset_comparisons(&outputs, policy, comparisons);
     double start = now_seconds();
     fv_status status = FV_OK;
     if (store == NULL || !fv_store_keeps(store, report->bytes)) {
         report->outcome = FV_REF_ON_DEMAND;
-        status = fv_eval_run(c, options, build_sink_block, &sink);
+        status = evaluate_into(c, options, &sink);
         goto done;
     }
     fv_store_reader *reader = NULL;
@@ -358,7 +375,7 @@ fv_status fv_ref_compare(fv_store *store, const fv_case *c, const fv_eval_option
     status = build_entry(store, c, options, &outputs, report->key, &sink);
 done:
     report->seconds = now_seconds() - start;
-    free(sink.decoded);
+    pthread_mutex_destroy(&sink.lock);
     free_outputs(&outputs);
     if (status != FV_OK)
         fv_error_trace(__FILE__, __LINE__);
