@@ -35,20 +35,5 @@ extern "C" __global__ void __launch_bounds__(@THREADS@, @MIN_BLOCKS@) @KERNEL_NA
         slot ^= 1;
     }
     fv_async_wait<0>();
-    // Stage 1 -> 2: each thread's partials to the workspace, then a grid sync.
-    const long long partial_rows = (long long)gridDim.x * @BLOCK_Y@;
-    const long long partial_row = (long long)blockIdx.x * @BLOCK_Y@ + threadIdx.y;
-    @WRITE_PARTIALS@
-    cooperative_groups::this_grid().sync();
-    // Stage 2: the block's threads as @STAGE_X@ column vectors x @STAGE_Y@
-    // slices of the partial rows; slices are added in order.
-    __shared__ float stage_scratch[@STAGE_Y@][@STAGE_X@ * @STAGE_VECTOR@];
-    const int thread_index = threadIdx.y * @BLOCK_X@ + threadIdx.x;
-    const int slice = thread_index / @STAGE_X@;
-    for (long long column_base = (long long)blockIdx.x * @STAGE_X@ * @STAGE_VECTOR@;
-         column_base < inner; column_base += (long long)gridDim.x * @STAGE_X@ * @STAGE_VECTOR@) {
-        const long long column = column_base + (long long)(thread_index % @STAGE_X@) * @STAGE_VECTOR@;
-        const bool column_active = column < inner;
-        @STAGE_TWO@
-    }
+    @AFTER_ROWS@
 }

@@ -10,7 +10,8 @@
 // multi-wave kernel does, releases the stage on its empty barrier and, for
 // the inner-outer family, adds the outer reductions' terms to float partials
 // in registers; AFTER_ROWS is then that family's second stage
-// (warp_specialized_stage_two.cuh), empty for the inner family.
+// (inner_outer_stage_two.cuh, shared with the multi-wave kernel), empty for
+// the inner family.
 // When each group is whole warp groups, the producer group gives registers
 // to the compute groups (setmaxnreg: @PRODUCER_REGISTERS@ and
 // @COMPUTE_REGISTERS@ per thread; 0 means every thread keeps its share) and

@@ -1466,6 +1466,11 @@ static void emit_partials(persistent_emit *p)
         fv_codegen_line(e, "        partial%d[b][lane] = %s;", r, fv_family_reduction_identity(a->outer[r]));
     }
     e->out = &p->write_partials;
+    bool producer_group = warp_specialized(p->kind); /* holds no partials */
+    if (producer_group) {
+        fv_codegen_line(e, "if (group < %d) {", p->params->block_y);
+        e->indent += 4;
+    }
     open_batch_loop(e, p->params, "");
     for (int r = 0; r < a->outer_count; r++) {
         fv_codegen_line(e, "#pragma unroll");
@@ -1474,6 +1479,10 @@ static void emit_partials(persistent_emit *p)
                         r, r);
     }
     close_batch_loop(e);
+    if (producer_group) {
+        e->indent -= 4;
+        fv_codegen_line(e, "}");
+    }
 }
 
 /* Stage 2: add the workspace rows up and write the reductions' outputs. */
@@ -1647,6 +1656,7 @@ static void fill_warp_specialized(skeleton_fill *fill, const persistent_emit *p)
     const fv_schedule_params *params = p->params;
     int stages = params->extra[EXTRA_WS_STAGES];
     fill_number(fill, "THREADS", params->block_x * (params->block_y + 1));
+    fill_number(fill, "BLOCK_Y", params->block_y); /* row groups: the compute groups */
     fill_number(fill, "GROUPS", params->block_y);
     fill_number(fill, "STAGES", stages);
     fill_number(fill, "SLOTS", stages / params->block_y);
@@ -1673,9 +1683,9 @@ static fv_status persistent_emit_kernel(const fv_segment_view *view,
             fill_warp_specialized(&fill, &p);
         else
             fill_multiwave(&fill, &p);
-        /* the warp-specialized second stage, filled first, then placed */
-        if (forms[kind].warp_specialized && forms[kind].inner_outer)
-            status = fv_codegen_fill(fv_skeleton_warp_specialized_stage_two, fill.names,
+        /* the inner-outer second stage, filled first, then placed */
+        if (forms[kind].inner_outer)
+            status = fv_codegen_fill(fv_skeleton_inner_outer_stage_two, fill.names,
                                      fill.sections, fill.count, &stage_two);
         fill_text(&fill, "AFTER_ROWS", fv_text_str(&stage_two));
         fv_family_kernel_head(forms[kind].family, params, source);
