@@ -55,6 +55,21 @@ static void free_sources(char **sources, int count)
     free(sources);
 }
 
+/* The source of a norm case that segments into one kernel, of family
+ * `expected`; the caller frees it. */
+static char *generate_one(const fv_scheduler *const *families, norm_kind kind, fv_dtype dtype,
+                          int64_t rows, int64_t hidden, const char *expected)
+{
+    char names[4][32];
+    int count;
+    char **sources = generate_with(families, kind, dtype, rows, hidden, &count, names);
+    ck_assert_int_eq(count, 1);
+    ck_assert_str_eq(names[0], expected);
+    char *source = sources[0];
+    free(sources);
+    return source;
+}
+
 /* The kernel's code, after the common helpers. */
 static const char *kernel_code(const char *source)
 {
@@ -180,12 +195,9 @@ static const fv_scheduler *const multiwave_families[] = {
  * partials in registers, a grid sync and the second stage. */
 START_TEST(norm_backward_is_one_persistent_kernel)
 {
-    char names[4][32];
-    int count;
-    char **sources = generate_with(multiwave_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 4096, &count, names);
-    ck_assert_int_eq(count, 1);
-    ck_assert_str_eq(names[0], "inner_outer_persistent");
-    const char *code = kernel_code(sources[0]);
+    char *source = generate_one(multiwave_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 4096,
+                                "inner_outer_persistent");
+    const char *code = kernel_code(source);
     ck_assert_ptr_nonnull(strstr(code, "__launch_bounds__("));
     ck_assert_ptr_nonnull(strstr(code, "cooperative_groups::this_grid().sync();"));
     /* rows copied to shared memory with cp.async, the next row during this one */
@@ -197,17 +209,18 @@ START_TEST(norm_backward_is_one_persistent_kernel)
     ck_assert_ptr_nonnull(strstr(code, "workspace"));
     /* both of layer norm's inner reductions in one grouped block reduction */
     ck_assert_ptr_nonnull(strstr(code, "fv_row_sum_group<128, 2>(sums1, reduction_scratch);"));
-    free_sources(sources, count);
+    free(source);
 
-    sources = generate_with(multiwave_families, NORM_RMS_FORWARD, FV_F32, 4096, 1024, &count, names);
-    ck_assert_int_eq(count, 1);
-    ck_assert_str_eq(names[0], "inner_persistent");
-    ck_assert_ptr_nonnull(strstr(kernel_code(sources[0]), "fv_copy_async<4>("));
-    ck_assert_ptr_null(strstr(kernel_code(sources[0]), "this_grid"));
-    free_sources(sources, count);
+    source = generate_one(multiwave_families, NORM_RMS_FORWARD, FV_F32, 4096, 1024,
+                          "inner_persistent");
+    ck_assert_ptr_nonnull(strstr(kernel_code(source), "fv_copy_async<4>("));
+    ck_assert_ptr_null(strstr(kernel_code(source), "this_grid"));
+    free(source);
 
     /* layer-norm forward: var_mean in two passes over the buffered row */
-    sources = generate_with(multiwave_families, NORM_LAYER_FORWARD, FV_BF16, 4096, 2048, &count, names);
+    char names[4][32];
+    int count;
+    char **sources = generate_with(multiwave_families, NORM_LAYER_FORWARD, FV_BF16, 4096, 2048, &count, names);
     ck_assert_int_eq(count, 1);
     ck_assert_ptr_nonnull(strstr(kernel_code(sources[0]), "// var_mean, pass 2"));
     ck_assert_ptr_null(strstr(kernel_code(sources[0]), "fv_welford_add("));
@@ -224,13 +237,9 @@ START_TEST(warp_specialized_kernel_structure)
         &fv_sched_inner_outer_ws, &fv_sched_inner_persistent, &fv_sched_pointwise,
         &fv_sched_inner_reduction, &fv_sched_outer_reduction, NULL,
     };
-    char names[4][32];
-    int count;
-    char **sources = generate_with(ws_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 4096, &count,
-                                   names);
-    ck_assert_int_eq(count, 1);
-    ck_assert_str_eq(names[0], "inner_outer_ws");
-    const char *code = kernel_code(sources[0]);
+    char *source = generate_one(ws_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 4096,
+                                "inner_outer_ws");
+    const char *code = kernel_code(source);
     ck_assert_ptr_nonnull(strstr(code, "fv_bulk_copy(buffer0_slots + (long long)slot_row * 4096, in0 + fetch_row * inner,"));
     ck_assert_ptr_nonnull(strstr(code, "fv_barrier_expect_bytes(&full_barriers[stage], (unsigned)(rows * inner * 4));"));
     ck_assert_ptr_nonnull(strstr(code, "fv_barrier_wait(&full_barriers[stage]"));
@@ -238,7 +247,7 @@ START_TEST(warp_specialized_kernel_structure)
     ck_assert_ptr_nonnull(strstr(code, "fv_group_sum<128, 2>(sums1, reduction_scratch, 1 + group);"));
     ck_assert_ptr_null(strstr(code, "fv_row_sum_group<"));
     ck_assert_ptr_nonnull(strstr(code, "cooperative_groups::this_grid().sync();"));
-    free_sources(sources, count);
+    free(source);
 }
 END_TEST
 
@@ -250,13 +259,9 @@ START_TEST(tma_inner_persistent_kernel_structure)
         &fv_sched_inner_tma, &fv_sched_pointwise, &fv_sched_inner_reduction,
         &fv_sched_outer_reduction, NULL,
     };
-    char names[4][32];
-    int count;
-    char **sources = generate_with(tma_families, NORM_RMS_FORWARD, FV_BF16, 16384, 4096, &count,
-                                   names);
-    ck_assert_int_eq(count, 1);
-    ck_assert_str_eq(names[0], "inner_tma");
-    const char *code = kernel_code(sources[0]);
+    char *source = generate_one(tma_families, NORM_RMS_FORWARD, FV_BF16, 16384, 4096,
+                                "inner_tma");
+    const char *code = kernel_code(source);
     ck_assert_ptr_nonnull(strstr(code, "__launch_bounds__(384, 1)"));
     ck_assert_ptr_nonnull(strstr(code, "fv_bulk_copy(buffer0_slots + (long long)slot_row * 4096, in0 + fetch_row * inner,"));
     ck_assert_ptr_nonnull(strstr(code, "fv_barrier_wait(&full_barriers[stage]"));
@@ -264,7 +269,7 @@ START_TEST(tma_inner_persistent_kernel_structure)
     ck_assert_ptr_nonnull(strstr(code, "reduction_scratch, 1 + group);"));
     ck_assert_ptr_null(strstr(code, "this_grid().sync()"));
     ck_assert_ptr_null(strstr(code, "partial_row"));
-    free_sources(sources, count);
+    free(source);
 }
 END_TEST
 
