@@ -45,6 +45,25 @@ START_TEST(costs_share_one_unit)
 }
 END_TEST
 
+/* Takes the next chunk as the coordinator does: cases from position *next
+ * of the hand-out order (order[k], or k itself when order is NULL) while
+ * fv_queue_chunk_takes allows.  Returns the cases taken; *chunk_cost their
+ * cost. */
+static int32_t take_chunk(const double *costs, const int32_t *order, int32_t count,
+                          int32_t *next, double remaining, int ranks, double *chunk_cost)
+{
+    double target = fv_queue_chunk_target(remaining, ranks);
+    int32_t taken = 0;
+    *chunk_cost = 0;
+    for (; *next < count; taken++, (*next)++) {
+        double cost = costs[order ? order[*next] : *next];
+        if (!fv_queue_chunk_takes(taken, *chunk_cost, cost, target))
+            break;
+        *chunk_cost += cost;
+    }
+    return taken;
+}
+
 START_TEST(chunks_shrink_and_cover)
 {
     ck_assert(fv_queue_chunk_target(100, 4) == 12.5);
@@ -53,21 +72,19 @@ START_TEST(chunks_shrink_and_cover)
     ck_assert(fv_queue_chunk_takes(0, 0, 1e9, 1));  /* a chunk never starts empty */
     ck_assert(fv_queue_chunk_takes(1, 5, 5, 10));
     ck_assert(!fv_queue_chunk_takes(1, 5, 5.5, 10));
+    double unit_costs[1000];
+    for (int i = 0; i < 1000; i++)
+        unit_costs[i] = 1;
     for (int ranks = 1; ranks <= 64; ranks *= 2) {
         double remaining = 1000;
         int32_t handed = 0, previous = 1 << 30, chunks = 0;
         while (handed < 1000) {
-            double target = fv_queue_chunk_target(remaining, ranks), cost = 0;
-            int32_t chunk = 0;
-            while (handed + chunk < 1000 && fv_queue_chunk_takes(chunk, cost, 1, target)) {
-                cost += 1;
-                chunk++;
-            }
+            double cost;
+            int32_t chunk = take_chunk(unit_costs, NULL, 1000, &handed, remaining, ranks, &cost);
             ck_assert_int_ge(chunk, 1);
             ck_assert_int_le(chunk, previous);
             previous = chunk;
             remaining -= cost;
-            handed += chunk;
             chunks++;
         }
         ck_assert_int_eq(previous, 1);          /* the last chunks are single cases */
@@ -112,14 +129,8 @@ START_TEST(weighted_chunks_balance_longest_first)
             for (int r = 1; r < ranks; r++)
                 if (busy_until[r] < busy_until[idle])
                     idle = r;
-            double target = fv_queue_chunk_target(remaining, ranks), chunk_cost = 0;
-            for (int32_t taken = 0; next < count; taken++) {
-                double cost = costs[order[next]];
-                if (!fv_queue_chunk_takes(taken, chunk_cost, cost, target))
-                    break;
-                chunk_cost += cost;
-                next++;
-            }
+            double chunk_cost;
+            take_chunk(costs, order, count, &next, remaining, ranks, &chunk_cost);
             remaining -= chunk_cost;
             busy_until[idle] += chunk_cost;
         }
