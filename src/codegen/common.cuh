@@ -246,41 +246,11 @@ __device__ __forceinline__ fv_welford fv_warp_welford(fv_welford state, int widt
     return state;
 }
 
-// Adds up the per-warp values a row's warps left in `row` (WARPS of them,
-// 16-byte aligned when WARPS is a multiple of 4), in warp order: every thread
-// reads them all and gets the same sum, with no shuffle round after it.
-template <typename T> struct fv_is_float { static constexpr bool value = false; };
-template <> struct fv_is_float<float> { static constexpr bool value = true; };
-
-template <int WARPS, typename T, typename Combine>
-__device__ __forceinline__ T fv_combine_warps(const T *row, T identity, Combine combine)
-{
-    T value = identity;
-    if constexpr (WARPS % 4 == 0 && fv_is_float<T>::value) {
-#pragma unroll
-        for (int w = 0; w < WARPS; w += 4) {
-            const float4 four = *reinterpret_cast<const float4 *>(row + w);
-            value = combine(value, four.x);
-            value = combine(value, four.y);
-            value = combine(value, four.z);
-            value = combine(value, four.w);
-        }
-    } else {
-#pragma unroll
-        for (int w = 0; w < WARPS; ++w)
-            value = combine(value, row[w]);
-    }
-    return value;
-}
-
 // Reduces a value over the BLOCK_X threads of this thread's row of the block
 // (threadIdx.y), every one of them getting the result.  Rows of at most 32
 // threads reduce within their warp; longer rows go through `scratch`
 // (BLOCK_Y * 32 entries), so every thread of the block must call this.
-// ALTERNATING: the caller alternates between two scratch areas from one call
-// to the next, so no thread can still be reading this one and the barrier
-// that guards it is left out.
-template <int BLOCK_X, bool ALTERNATING = false, typename T, typename Combine>
+template <int BLOCK_X, typename T, typename Combine>
 __device__ __forceinline__ T fv_row_reduce(T value, T identity, T *scratch, Combine combine)
 {
     for (int offset = (BLOCK_X < 32 ? BLOCK_X : 32) / 2; offset > 0; offset /= 2)
@@ -289,12 +259,14 @@ __device__ __forceinline__ T fv_row_reduce(T value, T identity, T *scratch, Comb
         return value;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     T *row = scratch + threadIdx.y * 32;
-    if (!ALTERNATING)
-        __syncthreads(); // the scratch may still be read by a previous reduction
+    __syncthreads(); // the scratch may still be read by a previous reduction
     if (lane == 0)
         row[warp] = value;
     __syncthreads();
-    return fv_combine_warps<BLOCK_X / 32>(row, identity, combine);
+    value = lane < BLOCK_X / 32 ? row[lane] : identity;
+    for (int offset = 16; offset > 0; offset /= 2)
+        value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset));
+    return value;
 }
 
 struct fv_add {
@@ -313,17 +285,15 @@ __device__ __forceinline__ T fv_row_sum(T value, T *scratch)
     return fv_row_reduce<BLOCK_X>(value, T(0), scratch, fv_add());
 }
 
-template <int BLOCK_X, bool ALTERNATING = false, typename T>
+template <int BLOCK_X, typename T>
 __device__ __forceinline__ T fv_row_max(T value, T *scratch)
 {
-    return fv_row_reduce<BLOCK_X, ALTERNATING>(value, T(-INFINITY), scratch, fv_max());
+    return fv_row_reduce<BLOCK_X>(value, T(-INFINITY), scratch, fv_max());
 }
 
 // Sums COUNT values at once over the BLOCK_X threads of this thread's row
 // (grouped reduction: one pass through `scratch`, BLOCK_Y * 32 * COUNT
-// floats, for all of them).  Every thread of the block must call this.  The
-// caller alternates between two scratch areas from one call to the next (as
-// fv_row_reduce's ALTERNATING), so one barrier suffices.
+// floats, for all of them).  Every thread of the block must call this.
 template <int BLOCK_X, int COUNT>
 __device__ __forceinline__ void fv_row_sum_group(float (&values)[COUNT], float *scratch)
 {
@@ -334,6 +304,7 @@ __device__ __forceinline__ void fv_row_sum_group(float (&values)[COUNT], float *
         return;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     float *row = scratch + threadIdx.y * 32 * COUNT;
+    __syncthreads(); // the scratch may still be read by a previous reduction
     if (lane == 0) {
 #pragma unroll
         for (int k = 0; k < COUNT; ++k)
@@ -342,7 +313,7 @@ __device__ __forceinline__ void fv_row_sum_group(float (&values)[COUNT], float *
     __syncthreads();
 #pragma unroll
     for (int k = 0; k < COUNT; ++k)
-        values[k] = fv_combine_warps<BLOCK_X / 32>(row + k * 32, 0.0f, fv_add());
+        values[k] = fv_warp_sum(lane < BLOCK_X / 32 ? row[k * 32 + lane] : 0.0f, 32);
 }
 
 // The same within one compute group of a warp-specialized kernel: the
@@ -367,7 +338,7 @@ __device__ __forceinline__ void fv_group_sum(float (&values)[COUNT], float *scra
     asm volatile("bar.sync %0, %1;\n" ::"r"(barrier), "n"(BLOCK_X) : "memory");
 #pragma unroll
     for (int k = 0; k < COUNT; ++k)
-        values[k] = fv_combine_warps<BLOCK_X / 32>(row + k * 32, 0.0f, fv_add());
+        values[k] = fv_warp_sum(lane < BLOCK_X / 32 ? row[k * 32 + lane] : 0.0f, 32);
 }
 
 template <int BLOCK_X>
@@ -382,7 +353,7 @@ __device__ __forceinline__ float fv_group_max(float value, float *scratch, int b
     if (lane == 0)
         row[warp] = value;
     asm volatile("bar.sync %0, %1;\n" ::"r"(barrier), "n"(BLOCK_X) : "memory");
-    return fv_combine_warps<BLOCK_X / 32>(row, -INFINITY, fv_max());
+    return fv_warp_max(lane < BLOCK_X / 32 ? row[lane] : -INFINITY, 32);
 }
 
 // Welford merge over the BLOCK_X threads of a row; `scratch` holds

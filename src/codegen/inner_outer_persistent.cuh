@@ -2,7 +2,7 @@
 // (layer-norm and RMS-norm backward), nvFuser's multi-wave approach.  One
 // cooperative kernel: every block walks its rows (@BLOCK_Y@ at a time, groups
 // of @BLOCK_X@ threads per row), copies each row's inputs once into its row
-// buffers (shared memory through cp.async, the next rows' copies in flight
+// buffers (shared memory through cp.async, the next row's copies in flight
 // while this row is computed, or registers), runs the grouped inner reductions, writes the row's outputs (dx)
 // and adds the outer reductions' terms (dw, db) to float partials kept in
 // registers across all its rows.  The partials then go to the workspace
@@ -15,9 +15,7 @@ extern "C" __global__ void __launch_bounds__(@THREADS@, @MIN_BLOCKS@) @KERNEL_NA
 @PARAMETERS@)
 {
     extern __shared__ __align__(16) unsigned char row_buffers[];
-    // Two halves: consecutive block reductions alternate between them.
-    __shared__ __align__(16) float reduction_scratch[2 * @BLOCK_Y@ * @SCRATCH_PER_ROW@];
-    int scratch_offset = 0;
+    __shared__ float reduction_scratch[@BLOCK_Y@ * @SCRATCH_PER_ROW@];
     const long long row_stride = (long long)gridDim.x * @BLOCK_Y@;
     int slot = 0;
     @PARTIALS@
@@ -34,7 +32,7 @@ extern "C" __global__ void __launch_bounds__(@THREADS@, @MIN_BLOCKS@) @KERNEL_NA
         if (row_active) {
             @EPILOGUE@
         }
-        slot = slot + 1 < @SLOTS@ ? slot + 1 : 0;  // the next row's slot
+        slot ^= 1;
     }
     fv_async_wait<0>();
     @AFTER_ROWS@

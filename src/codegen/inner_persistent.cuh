@@ -2,7 +2,7 @@
 // norms, softmax).  Groups of @BLOCK_X@ threads own a row each (@BLOCK_Y@
 // rows per block, blocks striding over rows).  A thread copies its @BATCH@
 // slices of @VECTOR@ elements of the row's inputs once, into shared memory
-// (cp.async, the next rows' copies in flight while this row is computed) or
+// (cp.async, the next row's copies in flight while this row is computed) or
 // registers, and keeps them there: each reduction level reads them, the
 // row's threads combine their partial results, and the epilogue computes
 // and writes the outputs from the same buffers.  Every input is read from
@@ -11,9 +11,7 @@ extern "C" __global__ void __launch_bounds__(@THREADS@, @MIN_BLOCKS@) @KERNEL_NA
 @PARAMETERS@)
 {
     extern __shared__ __align__(16) unsigned char row_buffers[];
-    // Two halves: consecutive block reductions alternate between them.
-    __shared__ __align__(16) float reduction_scratch[2 * @BLOCK_Y@ * @SCRATCH_PER_ROW@];
-    int scratch_offset = 0;
+    __shared__ float reduction_scratch[@BLOCK_Y@ * @SCRATCH_PER_ROW@];
     const long long row_stride = (long long)gridDim.x * @BLOCK_Y@;
     int slot = 0;
     @BEFORE_ROWS@
@@ -29,7 +27,7 @@ extern "C" __global__ void __launch_bounds__(@THREADS@, @MIN_BLOCKS@) @KERNEL_NA
         if (row_active) {
             @EPILOGUE@
         }
-        slot = slot + 1 < @SLOTS@ ? slot + 1 : 0;  // the next row's slot
+        slot ^= 1;
     }
     fv_async_wait<0>();
 }

@@ -6,7 +6,7 @@
 extern "C" __global__ void __launch_bounds__(@THREADS@) @KERNEL_NAME@(
 @PARAMETERS@)
 {
-    __shared__ __align__(16) float reduction_scratch[@BLOCK_Y@ * 96];
+    __shared__ float reduction_scratch[@BLOCK_Y@ * 96];
     const long long inner_vectors = inner / @VECTOR@;
     for (long long row_base = (long long)blockIdx.x * @BLOCK_Y@; row_base < outer;
          row_base += (long long)gridDim.x * @BLOCK_Y@) {

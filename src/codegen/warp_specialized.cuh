@@ -24,7 +24,7 @@ extern "C" __global__ void __launch_bounds__(@THREADS@, 1) @KERNEL_NAME@(
     extern __shared__ __align__(128) unsigned char row_buffers[];
     __shared__ __align__(8) unsigned long long full_barriers[@STAGES@];
     __shared__ __align__(8) unsigned long long empty_barriers[@STAGES@];
-    __shared__ __align__(16) float reduction_scratch[@GROUPS@ * @SCRATCH_PER_ROW@];
+    __shared__ float reduction_scratch[@GROUPS@ * @SCRATCH_PER_ROW@];
     const int group = threadIdx.y;  // a compute group, or @GROUPS@: the producer
     if (threadIdx.x == 0 && threadIdx.y == 0) {
         for (int stage = 0; stage < @STAGES@; ++stage) {

@@ -23,12 +23,6 @@
 #include "schedule/family.h"
 #include "schedule/ws_heuristic.h"
 
-/* Most row slots per shared row buffer (the row in use and up to this many
- * minus one being copied); a build may lower it to compare. */
-#ifndef FV_MAX_ROW_SLOTS
-#define FV_MAX_ROW_SLOTS 4
-#endif
-
 enum {
     MAX_REDUCTIONS = 16,
     MAX_CANDIDATES = 8,
@@ -36,8 +30,7 @@ enum {
                                  nvFuser's 40 is for its own) */
     FLOAT_BUFFER_OVERHEAD = 16, /* more per fp32 row buffer (ptxas keeps more values live) */
     MAX_REGISTERS = 255,
-    SCRATCH_BYTES = 4096,     /* shared memory the kernel uses besides buffers */
-    MAX_ROW_SLOTS = FV_MAX_ROW_SLOTS /* rows of each shared buffer in flight or in use */
+    SCRATCH_BYTES = 4096      /* shared memory the kernel uses besides buffers */
 };
 
 /* ------------------------------------------------------------- analysis */
@@ -203,8 +196,8 @@ enum {
     EXTRA_STAGE_X,        /* stage 2: column vectors per block */
     EXTRA_STAGE_Y,        /* stage 2: slices of the partial rows */
     EXTRA_STAGE_VECTOR,   /* stage 2: columns per thread */
-    EXTRA_SLOTS,          /* row slots per shared buffer: 1, or 2..MAX_ROW_SLOTS (the next
-                             slots - 1 rows are copied while this one is computed) */
+    EXTRA_SLOTS,          /* row slots per shared buffer: 2 (the next row is copied while
+                             this one is computed) or 1 */
     EXTRA_CACHED,         /* bit i: input i along the row only (a weight) is copied to
                              shared memory once per block */
     EXTRA_WS_STAGES,      /* warp-specialized: stages of the circular buffer */
@@ -282,8 +275,7 @@ static int64_t placement_bytes(const buffered_inputs *buffers, const candidate *
 
 /* Registers per thread and shared memory per block of a candidate (nvFuser's
  * placement, 1.1): buffers start in shared memory, with two row slots each
- * when they fit (the next row's copy overlaps this row's work; see also
- * deepen_prefetch), else one;
+ * when they fit (the next row's copy overlaps this row's work), else one;
  * while shared memory still overflows, the cache of row-constant inputs
  * goes, then buffers move to registers one at a time. */
 static bool place_buffers(const buffered_inputs *buffers, const fv_device *device,
@@ -320,13 +312,6 @@ static bool place_buffers(const buffered_inputs *buffers, const fv_device *devic
     return bytes <= budget && c->registers <= MAX_REGISTERS - 32 && c->registers <= cap;
 }
 
-/* Blocks per SM that fit the shared memory of one SM, with `bytes` of
- * dynamic shared memory per block. */
-static int blocks_by_shared(const fv_device *device, int64_t bytes)
-{
-    return (int)(device->shared_per_sm / (bytes + SCRATCH_BYTES + 1024));
-}
-
 /* Blocks per SM a candidate allows: registers (allocated per warp in units
  * of 256), shared memory and threads. */
 static void occupancy(const fv_device *device, candidate *c)
@@ -334,7 +319,7 @@ static void occupancy(const fv_device *device, candidate *c)
     int warps = c->threads / 32;
     int registers_per_warp = ((c->registers * 32 + 255) / 256) * 256;
     int by_registers = device->registers_per_sm / (registers_per_warp * warps);
-    int by_shared = blocks_by_shared(device, c->shared_bytes);
+    int by_shared = (int)(device->shared_per_sm / (c->shared_bytes + SCRATCH_BYTES + 1024));
     int by_threads = device->max_threads_per_sm / c->threads;
     c->blocks_per_sm = by_registers;
     c->limit = "registers";
@@ -368,25 +353,6 @@ static bool better(const candidate *a, const candidate *b)
     return a->threads < b->threads;
 }
 
-/* More row slots, so that more rows' copies are in flight while one is
- * computed (the copies of a row take longer than computing it when few
- * warps share an SM), as long as the shared memory allows it without
- * costing a block per SM. */
-static void deepen_prefetch(const buffered_inputs *buffers, const fv_device *device,
-                            candidate *c)
-{
-    int64_t budget = device->shared_per_block_optin - SCRATCH_BYTES;
-    while (c->slots >= 2 && c->slots < MAX_ROW_SLOTS) {
-        c->slots++;
-        int64_t bytes = placement_bytes(buffers, c);
-        if (bytes > budget || blocks_by_shared(device, bytes) < c->blocks_per_sm) {
-            c->slots--;
-            break;
-        }
-        c->shared_bytes = (int)bytes;
-    }
-}
-
 static int minimum_batch(int64_t inner, int64_t rows)
 {
     if (inner >= 3072)
@@ -410,8 +376,6 @@ static bool make_candidate(const buffered_inputs *buffers, const fv_device *devi
     if (!place_buffers(buffers, device, outer_reductions * c->batch * vector, vector, c))
         return false;
     occupancy(device, c);
-    if (c->blocks_per_sm > 0)
-        deepen_prefetch(buffers, device, c);
     return c->blocks_per_sm > 0;
 }
 
@@ -420,17 +384,12 @@ static void placement_text(const buffered_inputs *buffers, const candidate *c, c
 {
     const char *where = buffers->count == 0 ? "no row buffers"
                         : c->in_shared == (1u << buffers->count) - 1
-                            ? (c->slots > 1 ? "row buffers in shared memory"
-                                            : "row buffers in shared memory, 1 row slot")
+                            ? (c->slots == 2 ? "row buffers in shared memory, 2 row slots (next row "
+                                               "copied during this one)"
+                                             : "row buffers in shared memory, 1 row slot")
                         : c->in_shared == 0 ? "row buffers in registers"
                                             : "row buffers split between shared memory and registers";
-    char slots[80] = "";
-    if (c->slots == 2)
-        snprintf(slots, sizeof slots, ", 2 row slots (the next row copied during this one)");
-    else if (c->slots > 2)
-        snprintf(slots, sizeof slots, ", %d row slots (the next %d rows copied during this one)",
-                 c->slots, c->slots - 1);
-    snprintf(text, size, "%s%s%s", where, slots,
+    snprintf(text, size, "%s%s", where,
              c->cached ? ", row-constant inputs cached in shared memory" : "");
 }
 
@@ -948,12 +907,6 @@ static int row_capacity(const fv_schedule_params *params)
     return params->serial * params->block_x * params->vector;
 }
 
-/* Row slots per shared buffer (1 when the rows are not prefetched). */
-static int row_slots(const fv_schedule_params *params)
-{
-    return params->extra[EXTRA_SLOTS] > 1 ? params->extra[EXTRA_SLOTS] : 1;
-}
-
 /* Issues this thread's copies of row `row` (an expression) into row slot
  * `slot` of every shared buffer, and commits them as one group. */
 static void emit_fetch(persistent_emit *p, const char *row, const char *slot)
@@ -1011,7 +964,7 @@ static fv_status emit_before_rows(persistent_emit *p)
     fv_emitter *e = &p->e;
     e->out = &p->before_rows;
     int capacity = row_capacity(params);
-    int slots = row_slots(params);
+    int slots = params->extra[EXTRA_SLOTS] > 1 ? 2 : 1;
     size_t offset = 0;
     bool any_shared = false;
     for (int i = 0; i < p->buffers.count; i++) {
@@ -1057,18 +1010,12 @@ static fv_status emit_before_rows(persistent_emit *p)
         fv_codegen_line(e, "fv_async_wait<0>();");
         fv_codegen_line(e, "__syncthreads();  // every thread reads what the others copied");
     }
-    if (any_shared && slots > 1) {
-        fv_codegen_line(e, "// The first %d rows' copies, one group each; each row then issues the",
-                        slots - 1);
-        fv_codegen_line(e, "// copies of the row %d ahead of it.", slots - 1);
-        for (int ahead = 0; ahead < slots - 1; ahead++) {
-            char fetch_row[96], slot[16];
-            snprintf(fetch_row, sizeof fetch_row,
-                     "(long long)blockIdx.x * %d + threadIdx.y + %d * row_stride", params->block_y,
-                     ahead);
-            snprintf(slot, sizeof slot, "%d", ahead);
-            emit_fetch(p, fetch_row, slot);
-        }
+    if (any_shared && slots == 2) {
+        char first_row[96];
+        snprintf(first_row, sizeof first_row, "(long long)blockIdx.x * %d + threadIdx.y",
+                 params->block_y);
+        fv_codegen_line(e, "// The first row's copies; each row then issues the next one's.");
+        emit_fetch(p, first_row, "0");
     }
     /* Row statistics: loaded one row ahead into registers. */
     for (int32_t i = 0; i < fusion->input_count; i++) {
@@ -1101,7 +1048,7 @@ static void emit_row_start(persistent_emit *p)
     const fv_fusion *fusion = p->view->fusion;
     fv_emitter *e = &p->e;
     e->out = &p->row_start;
-    int slots = row_slots(params);
+    int slots = params->extra[EXTRA_SLOTS] > 1 ? 2 : 1;
     int slot_elements = row_capacity(params) * params->block_y;
     bool any_shared = false;
     for (int32_t i = 0; i < fusion->input_count; i++) {
@@ -1117,7 +1064,7 @@ static void emit_row_start(persistent_emit *p)
             continue;
         int32_t v = p->buffers.values[i];
         const char *type = fv_codegen_storage_type(fusion->values[v].dtype);
-        if (slots > 1)
+        if (slots == 2)
             fv_codegen_line(e, "const %s *const buffer%d = buffer%d_slots + slot * %d;", type, (int)v,
                             (int)v, slot_elements);
         else
@@ -1126,13 +1073,9 @@ static void emit_row_start(persistent_emit *p)
     }
     if (!any_shared)
         return;
-    if (slots > 1) {
-        char fetch_row[48], slot[48];
-        snprintf(fetch_row, sizeof fetch_row, "row + %d * row_stride", slots - 1);
-        snprintf(slot, sizeof slot, "slot == 0 ? %d : slot - 1", slots - 1);
-        fv_codegen_line(e, "// The copies of the row %d ahead, in flight while this row is computed,", slots - 1);
-        fv_codegen_line(e, "// into the slot the previous row used.");
-        emit_fetch(p, fetch_row, slot);
+    if (slots == 2) {
+        fv_codegen_line(e, "// The next row's copies, in flight while this row is computed.");
+        emit_fetch(p, "row + row_stride", "slot ^ 1");
     } else {
         emit_fetch(p, "row", "0");
     }
@@ -1151,8 +1094,8 @@ static void emit_load_row(persistent_emit *p)
         any_registers = any_registers || !buffer_in_shared(params, i);
     }
     if (any_shared) {
-        fv_codegen_line(e, "fv_async_wait<%d>();  // this row's copies have landed",
-                        row_slots(params) - 1);
+        int slots = params->extra[EXTRA_SLOTS] > 1 ? 2 : 1;
+        fv_codegen_line(e, "fv_async_wait<%d>();  // this row's copies have landed", slots - 1);
     }
     if (!any_registers)
         return;
@@ -1325,14 +1268,6 @@ static void accumulate_lanes(fv_emitter *e, const fv_schedule_params *params, co
     e->indent -= 4;
 }
 
-/* Multi-wave kernels: the next block reduction uses the other half of the
- * reduction scratch, so it need not wait for this one's readers. */
-static void emit_scratch_switch(persistent_emit *p)
-{
-    fv_codegen_line(&p->e, "scratch_offset ^= %d;  // the next reduction uses the other half",
-                    p->params->block_y * p->scratch_per_row);
-}
-
 /* The block reduction of `count` sums in array `name`<level>: over the
  * row's threads (the whole block synchronizes), or, warp-specialized, over
  * the compute group on its named barrier. */
@@ -1342,10 +1277,8 @@ static void emit_group_sum(persistent_emit *p, const char *name, int level, int 
         fv_codegen_line(&p->e, "fv_group_sum<%d, %d>(%s%d, reduction_scratch, 1 + group);",
                         p->params->block_x, count, name, level);
     else
-        fv_codegen_line(&p->e, "fv_row_sum_group<%d, %d>(%s%d, reduction_scratch + scratch_offset);",
+        fv_codegen_line(&p->e, "fv_row_sum_group<%d, %d>(%s%d, reduction_scratch);",
                         p->params->block_x, count, name, level);
-    if (!warp_specialized(p->kind))
-        emit_scratch_switch(p);
 }
 
 /* The inner reductions of one level: one pass over the row buffers for all
@@ -1408,11 +1341,9 @@ static void emit_reduction_level(persistent_emit *p, int level)
             if (warp_specialized(p->kind))
                 fv_codegen_line(e, "maximum%d = fv_group_max<%d>(maximum%d, reduction_scratch, 1 + group);",
                                 r, params->block_x, r);
-            else {
-                fv_codegen_line(e, "maximum%d = fv_row_max<%d, true>(maximum%d, reduction_scratch + scratch_offset);",
-                                r, params->block_x, r);
-                emit_scratch_switch(p);
-            }
+            else
+                fv_codegen_line(e, "maximum%d = fv_row_max<%d>(maximum%d, reduction_scratch);", r,
+                                params->block_x, r);
             char maximum[32];
             snprintf(maximum, sizeof maximum, "maximum%d", r);
             fv_codegen_rounded(dtype, maximum, expression, sizeof expression);
@@ -1716,7 +1647,6 @@ static void fill_multiwave(skeleton_fill *fill, const persistent_emit *p)
     fill_number(fill, "BLOCK_Y", params->block_y);
     fill_number(fill, "VECTOR", params->vector);
     fill_number(fill, "BATCH", params->serial);
-    fill_number(fill, "SLOTS", row_slots(params));
     fill_text(fill, "LOAD_ROW", fv_text_str(&p->load));
     fill_text(fill, "STAGES", fv_text_str(&p->stages));
 }
