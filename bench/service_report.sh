@@ -50,7 +50,10 @@ CUDA_VISIBLE_DEVICES=$visible mpirun -n "$ranks" --bind-to none \
   >> "$out/$name.log" 2>&1 &
 launcher=$!
 # At the limit, signal the ranks (not mpirun, which would kill them at once).
-( sleep "$limit"; pkill -TERM -f "^$bin run" ) &
+# It sleeps a second at a time: a long sleep left behind when the run ends
+# first would hold this script's output open for the rest of the limit.
+( end=$((SECONDS + limit)); while [ "$SECONDS" -lt "$end" ]; do sleep 1; done
+  pkill -TERM -f "^$bin run" ) &
 watchdog=$!
 wait "$launcher"
 status=$?
