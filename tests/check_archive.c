@@ -53,6 +53,7 @@ static const test_field result_fields[] = {
     R(time_max_ms, 'd'),   R(io_bytes, 'd'),       R(bandwidth_gbs, 'd'),
     R(copy_bandwidth_gbs, 'd'), R(percent_of_copy, 'd'), R(rank, 'i'),
     R(host, 's'),          R(gpu_name, 's'),       R(gpu_uuid, 's'),
+    R(inputs_ms, 'd'),     R(outputs_ms, 'd'),     R(timing_ms, 'd'),
     R(wall_ms, 'd'),       R(finished_at, 'd'),    R(repro, 's'),
 };
 
@@ -917,6 +918,80 @@ static void remove_hosts(hid_t file, const char *path)
     ck_assert_int_ge(H5Adelete(file, "hosts"), 0);
 }
 
+/* Replaces /results by an empty table of the columns archives had before
+ * the optional ones were added (as an archive of an earlier build). */
+static void drop_later_columns(hid_t file, const char *path)
+{
+    (void)path;
+    int count = 0;
+    const fv_archive_column *columns = fv_archive_result_columns(&count);
+    size_t size = 0;
+    for (int i = 0; i < count; i++)
+        size += columns[i].optional ? 0 : columns[i].size;
+    hid_t type = H5Tcreate(H5T_COMPOUND, size);
+    ck_assert_int_ge(type, 0);
+    size_t offset = 0;
+    int optional = 0;
+    for (int i = 0; i < count; i++) {
+        if (columns[i].optional) {
+            optional++;
+            continue;
+        }
+        hid_t member = columns[i].kind == FV_ARCHIVE_STRING ? H5Tcopy(H5T_C_S1)
+                       : columns[i].kind == FV_ARCHIVE_INT32 ? H5Tcopy(H5T_STD_I32LE)
+                       : columns[i].kind == FV_ARCHIVE_INT64 ? H5Tcopy(H5T_STD_I64LE)
+                       : columns[i].kind == FV_ARCHIVE_UINT64 ? H5Tcopy(H5T_STD_U64LE)
+                                                               : H5Tcopy(H5T_IEEE_F64LE);
+        if (columns[i].kind == FV_ARCHIVE_STRING) {
+            ck_assert_int_ge(H5Tset_size(member, columns[i].size), 0);
+            ck_assert_int_ge(H5Tset_cset(member, H5T_CSET_UTF8), 0); /* as the archive's */
+        }
+        ck_assert_int_ge(H5Tinsert(type, columns[i].name, offset, member), 0);
+        H5Tclose(member);
+        offset += columns[i].size;
+    }
+    ck_assert_int_eq(optional, 3); /* inputs_ms, outputs_ms, timing_ms */
+    ck_assert_int_ge(H5Ldelete(file, "results", H5P_DEFAULT), 0);
+    hsize_t initial = 0, maximum = H5S_UNLIMITED, chunk = 16;
+    hid_t space = H5Screate_simple(1, &initial, &maximum);
+    hid_t properties = H5Pcreate(H5P_DATASET_CREATE);
+    ck_assert_int_ge(H5Pset_chunk(properties, 1, &chunk), 0);
+    hid_t dataset = H5Dcreate2(file, "results", type, space, H5P_DEFAULT, properties, H5P_DEFAULT);
+    ck_assert_int_ge(dataset, 0);
+    H5Dclose(dataset);
+    H5Pclose(properties);
+    H5Sclose(space);
+    H5Tclose(type);
+}
+
+/* An archive written before the optional columns were added is read (they
+ * read as zero) and resumed (new rows keep the columns it has). */
+START_TEST(test_archive_without_later_columns)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s", fv_test_path("earlier-build.h5"));
+    fv_archive *archive = create_archive(path);
+    FV_ASSERT_OK(fv_archive_close(archive, 0));
+    tamper(path, drop_later_columns);
+
+    FV_ASSERT_OK(fv_archive_open_append(path, &archive));
+    append_rows(archive, 0, 3);
+    FV_ASSERT_OK(fv_archive_close(archive, 0));
+
+    fv_archive_reader *reader = open_reader(path);
+    ck_assert_int_eq(fv_archive_row_count(reader), 3);
+    for (int row = 0; row < 3; row++) {
+        fv_result expected = make_result(row), actual;
+        ck_assert(expected.inputs_ms != 0 && expected.timing_ms != 0);
+        expected.inputs_ms = expected.outputs_ms = expected.timing_ms = 0;
+        memset(&actual, 0x5a, sizeof actual);
+        FV_ASSERT_OK(fv_archive_read_row(reader, row, &actual));
+        check_fields_equal(&expected, &actual, result_fields, COUNT(result_fields), "row");
+    }
+    fv_archive_close_read(reader);
+}
+END_TEST
+
 START_TEST(test_foreign_files_rejected)
 {
     char path[1024];
@@ -1005,6 +1080,7 @@ static Suite *make_suite(void)
     tcase_add_test(errors, test_create_fails_early_for_unusable_paths);
     tcase_add_test(errors, test_create_refuses_to_overwrite);
     tcase_add_test(errors, test_foreign_files_rejected);
+    tcase_add_test(errors, test_archive_without_later_columns);
     tcase_add_test(errors, test_h5dump_reads_archive);
     suite_add_tcase(suite, errors);
     return suite;

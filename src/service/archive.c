@@ -43,9 +43,12 @@ typedef struct sample_record {
     double milliseconds; /* kernel time of that repeat */
 } sample_record;
 
-#define COLUMN(type, member, kind)                                                    \
-    {#member, offsetof(type, member), sizeof(((type *)0)->member), FV_ARCHIVE_##kind}
+#define COLUMN_OF(type, member, kind, optional)                                                  \
+    {#member, offsetof(type, member), sizeof(((type *)0)->member), FV_ARCHIVE_##kind, optional}
+#define COLUMN(type, member, kind) COLUMN_OF(type, member, kind, false)
 #define RESULT_COLUMN(member, kind) COLUMN(fv_result, member, kind)
+/* A column added to format version 2 after archives without it were written. */
+#define LATER_RESULT_COLUMN(member, kind) COLUMN_OF(fv_result, member, kind, true)
 #define DEVICE_COLUMN(member, kind) COLUMN(fv_archive_device, member, kind)
 
 /* Every field of fv_result, in struct order (tests check the coverage). */
@@ -94,6 +97,9 @@ static const fv_archive_column result_columns[] = {
     RESULT_COLUMN(host, STRING),
     RESULT_COLUMN(gpu_name, STRING),
     RESULT_COLUMN(gpu_uuid, STRING),
+    LATER_RESULT_COLUMN(inputs_ms, DOUBLE),
+    LATER_RESULT_COLUMN(outputs_ms, DOUBLE),
+    LATER_RESULT_COLUMN(timing_ms, DOUBLE),
     RESULT_COLUMN(wall_ms, DOUBLE),
     RESULT_COLUMN(finished_at, DOUBLE),
     RESULT_COLUMN(repro, STRING),
@@ -441,19 +447,32 @@ static fv_status insert_column(hid_t compound, const fv_archive_column *column, 
     return status;
 }
 
-/* The memory type (the C struct) or the file type (packed) of a table. */
-static fv_status build_compound(const table_spec *table, bool file, hid_t *type)
+/* True if `stored` (a table's type in an existing file, or
+ * H5I_INVALID_HID for a new table) has the column. */
+static bool column_stored(hid_t stored, const fv_archive_column *column)
+{
+    return stored == H5I_INVALID_HID || H5Tget_member_index(stored, column->name) >= 0;
+}
+
+/* The compound type of a table's columns (of those `stored` has, for an
+ * existing file: an archive written before an optional column was added
+ * is read and appended to without it), packed for the file or laid out as
+ * the C struct in memory. */
+static fv_status build_compound_of(const table_spec *table, bool file, hid_t stored, hid_t *type)
 {
     size_t packed_size = 0;
     for (int i = 0; i < table->column_count; i++) {
         FV_TRY(check_column(table, &table->columns[i]));
-        packed_size += table->columns[i].size;
+        if (column_stored(stored, &table->columns[i]))
+            packed_size += table->columns[i].size;
     }
     hid_t compound = H5Tcreate(H5T_COMPOUND, file ? packed_size : table->record_size);
     FV_H5_CHECK(compound, NULL, "creating the compound type of /%s", table->name);
     size_t packed_offset = 0;
     for (int i = 0; i < table->column_count; i++) {
         const fv_archive_column *column = &table->columns[i];
+        if (!column_stored(stored, column))
+            continue;
         fv_status status = insert_column(compound, column, file ? packed_offset : column->offset,
                                          file);
         if (status != FV_OK) {
@@ -465,6 +484,11 @@ static fv_status build_compound(const table_spec *table, bool file, hid_t *type)
     }
     *type = compound;
     return FV_OK;
+}
+
+static fv_status build_compound(const table_spec *table, bool file, hid_t *type)
+{
+    return build_compound_of(table, file, H5I_INVALID_HID, type);
 }
 
 /* A memory compound type of one numeric column (to read a single column). */
@@ -576,7 +600,7 @@ static fv_status create_layout(archive_layout *layout, const char *path)
 }
 
 /* FV_ERR_CORRUPT unless the stored type of a table has every column of this
- * build, each of the right class. */
+ * build (optional ones may be missing), each of the right class. */
 static fv_status check_stored_type(hid_t type, const table_spec *spec, const char *path)
 {
     if (H5Tget_class(type) != H5T_COMPOUND)
@@ -584,6 +608,8 @@ static fv_status check_stored_type(hid_t type, const table_spec *spec, const cha
     for (int i = 0; i < spec->column_count; i++) {
         const fv_archive_column *column = &spec->columns[i];
         int member = H5Tget_member_index(type, column->name);
+        if (member < 0 && column->optional)
+            continue;
         if (member < 0)
             FV_FAIL(FV_ERR_CORRUPT, "/%s in %s has no column '%s'", spec->name, path,
                     column->name);
@@ -626,6 +652,15 @@ static fv_status open_table(archive_layout *layout, int table, const char *path)
     hid_t type = H5Dget_type(layout->tables[table]);
     FV_H5_CHECK(type, path, "reading the type of /%s", spec->name);
     fv_status status = check_stored_type(type, spec, path);
+    if (status == FV_OK) {
+        /* Rows move in the columns this file has. */
+        hid_t memory = H5I_INVALID_HID;
+        status = build_compound_of(spec, false, type, &memory);
+        if (status == FV_OK) {
+            H5Tclose(layout->types[table].memory);
+            layout->types[table].memory = memory;
+        }
+    }
     H5Tclose(type);
     if (status != FV_OK)
         fv_error_trace(__FILE__, __LINE__);
@@ -779,6 +814,8 @@ static fv_status read_records(const archive_layout *layout, int table, hid_t mem
 static fv_status read_table_records(const archive_layout *layout, int table, int64_t first,
                                     int64_t count, void *records, const char *path)
 {
+    /* columns this file lacks read as zero */
+    memset(records, 0, (size_t)count * tables[table].record_size);
     FV_TRY(read_records(layout, table, layout->types[table].memory, first, count, records,
                         path));
     for (int64_t i = 0; i < count; i++)

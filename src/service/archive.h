@@ -119,6 +119,8 @@ typedef struct fv_archive_column {
     size_t offset;      /* offsetof the field */
     size_t size;        /* sizeof the field (string capacity, NUL included) */
     fv_archive_column_kind kind;
+    bool optional;      /* added after format version 2 began: an archive without it
+                           is still read (the field reads as zero) and appended to */
 } fv_archive_column;
 
 /* The columns of /results (one per field of fv_result, in struct order) and

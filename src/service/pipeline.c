@@ -485,7 +485,9 @@ static fv_status time_case(fv_pipeline *p, const fv_case *c, launch_sequence *se
         repeats = FV_RESULT_MAX_SAMPLES;
     float measured[FV_RESULT_MAX_SAMPLES];
     fv_rt_timing timing = {.warmup = p->options.warmup, .repeats = repeats, .flush_l2 = true};
+    double started = now_ms();
     FV_TRY(fv_rt_time(p->context, run_sequence, sequence, &timing, measured));
+    result->timing_ms = now_ms() - started;
     double sorted[FV_RESULT_MAX_SAMPLES];
     for (int i = 0; i < repeats; i++)
         samples[i] = sorted[i] = measured[i];
@@ -560,9 +562,11 @@ static fv_status run_on_gpu(fv_pipeline *p, const fv_case *c, const fv_case_plan
         status = fv_error_raise(FV_ERR_NOMEM, __FILE__, __LINE__, "out of memory");
         goto done;
     }
+    double stage_started = now_ms();
     FV_TRY_GOTO(status, allocate_buffers(p, c, plan, &buffers), done);
     FV_TRY_GOTO(status, upload_inputs(p, c, &buffers, p->options.check_outputs, given), done);
     FV_TRY_GOTO(status, poison_outputs(p, c, plan, &buffers), done);
+    result->inputs_ms = now_ms() - stage_started;
     stage = "launch";
     FV_TRY_GOTO(status, fit_grids(&sequence), done);
     FV_TRY_GOTO(status, run_sequence(p->context, &sequence), done);
@@ -575,7 +579,9 @@ static fv_status run_on_gpu(fv_pipeline *p, const fv_case *c, const fv_case_plan
         stage = "done";
         goto done;
     }
+    stage_started = now_ms();
     FV_TRY_GOTO(status, download_outputs(p, c, plan, &buffers, host), done);
+    result->outputs_ms = now_ms() - stage_started;
     stage = "reference";
     fv_eval_options eval = {.threads = p->options.threads, .mode = FV_EVAL_REFERENCE,
                             .memory_budget = p->options.memory_budget, .given_inputs = given};

@@ -88,6 +88,11 @@ typedef struct fv_result {
     char host[64];
     char gpu_name[64];
     char gpu_uuid[48];
+    /* where the time went, besides compile_ms and reference_ms (0 for a
+     * stage not reached, and in archives written before these columns) */
+    double inputs_ms;           /* device buffers allocated, inputs generated and copied in */
+    double outputs_ms;          /* outputs copied back to the host */
+    double timing_ms;           /* the timed runs: warmup and repeats, L2 flushes included */
     double wall_ms;             /* whole case, from first stage to the record */
     double finished_at;         /* Unix time the record was made */
     char repro[512];            /* one-line command that reruns just this case */
