@@ -1626,6 +1626,7 @@ static void fill_common(skeleton_fill *fill, const persistent_emit *p, const cha
     fill_text(fill, "KERNEL_NAME", kernel_name);
     fill_text(fill, "PARAMETERS", fv_text_str(&p->parameters));
     fill_number(fill, "BLOCK_X", params->block_x);
+    fill_number(fill, "BLOCK_Y", params->block_y); /* row groups (warp-specialized: compute groups) */
     fill_number(fill, "SCRATCH_PER_ROW", p->scratch_per_row);
     fill_text(fill, "BEFORE_ROWS", fv_text_str(&p->before_rows));
     fill_text(fill, "ROW_START", fv_text_str(&p->row_start));
@@ -1644,7 +1645,6 @@ static void fill_multiwave(skeleton_fill *fill, const persistent_emit *p)
     const fv_schedule_params *params = p->params;
     fill_number(fill, "THREADS", params->block_x * params->block_y);
     fill_number(fill, "MIN_BLOCKS", params->extra[EXTRA_MIN_BLOCKS]);
-    fill_number(fill, "BLOCK_Y", params->block_y);
     fill_number(fill, "VECTOR", params->vector);
     fill_number(fill, "BATCH", params->serial);
     fill_text(fill, "LOAD_ROW", fv_text_str(&p->load));
@@ -1656,7 +1656,6 @@ static void fill_warp_specialized(skeleton_fill *fill, const persistent_emit *p)
     const fv_schedule_params *params = p->params;
     int stages = params->extra[EXTRA_WS_STAGES];
     fill_number(fill, "THREADS", params->block_x * (params->block_y + 1));
-    fill_number(fill, "BLOCK_Y", params->block_y); /* row groups: the compute groups */
     fill_number(fill, "GROUPS", params->block_y);
     fill_number(fill, "STAGES", stages);
     fill_number(fill, "SLOTS", stages / params->block_y);

@@ -63,6 +63,12 @@ void fv_queue_history_free(fv_queue_history *history)
     memset(history, 0, sizeof *history);
 }
 
+/* True if the archives recorded case i's duration. */
+static bool duration_known(const double *durations, int32_t i)
+{
+    return durations != NULL && durations[i] >= 0;
+}
+
 /* A case as the sort sees it. */
 typedef struct sort_key {
     int known;       /* 1 if a duration is known */
@@ -86,7 +92,7 @@ fv_status fv_queue_order(const double *durations, const double *bytes, int32_t c
     sort_key *keys = malloc(sizeof *keys * (size_t)(count > 0 ? count : 1));
     FV_CHECK_ALLOC(keys);
     for (int32_t i = 0; i < count; i++) {
-        keys[i].known = durations != NULL && durations[i] >= 0;
+        keys[i].known = duration_known(durations, i);
         keys[i].size = keys[i].known ? durations[i] : (bytes != NULL ? bytes[i] : 0);
         keys[i].index = i;
     }
@@ -102,15 +108,14 @@ void fv_queue_costs(const double *durations, const double *bytes, int32_t count,
 {
     double known_ms = 0, known_bytes = 0;
     for (int32_t i = 0; i < count; i++)
-        if (durations != NULL && durations[i] >= 0 && bytes != NULL && bytes[i] > 0) {
+        if (duration_known(durations, i) && bytes != NULL && bytes[i] > 0) {
             known_ms += durations[i];
             known_bytes += bytes[i];
         }
     double ms_per_byte = known_bytes > 0 && known_ms > 0 ? known_ms / known_bytes : 1;
     for (int32_t i = 0; i < count; i++) {
         double size = bytes != NULL && bytes[i] > 0 ? bytes[i] : 0;
-        bool known = durations != NULL && durations[i] >= 0;
-        costs[i] = known ? durations[i] : size * ms_per_byte;
+        costs[i] = duration_known(durations, i) ? durations[i] : size * ms_per_byte;
     }
 }
 
