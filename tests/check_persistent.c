@@ -211,11 +211,56 @@ START_TEST(large_rows_take_more_threads)
 }
 END_TEST
 
-/* A row that fits neither registers nor shared memory: the plan falls back
- * to the general families and says why. */
+/* Rows too long for one block on Hopper and Blackwell are split over a
+ * thread-block cluster, the smallest of 2, 4 and 8 blocks that fits.  LN bwd
+ * bf16 at H = 20480: no block size fits (512 threads would need 64 + 2 x 40
+ * partial registers, over the 120 a 512-thread block allows); in clusters of
+ * 2 each block holds 10240 columns: 512 threads, batch 3, 2 x 24 partials.
+ * The grid is whole clusters, the workspace one partial row per cluster. */
+START_TEST(long_rows_split_over_clusters)
+{
+    const char *devices[] = {"H100", "B200"};
+    for (int d = 0; d < 2; d++) {
+        fv_case *c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 16384, 20480, 0);
+        choice chosen;
+        choose_for(c, devices[d], &chosen);
+        ck_assert_int_eq(chosen.segments, 1);
+        ck_assert_str_eq(chosen.family, "inner_outer_persistent");
+        ck_assert_int_eq(chosen.launch.cluster, 2);
+        ck_assert_int_eq(chosen.launch.grid[0] % 2, 0);
+        ck_assert_int_eq(chosen.params.block_x, 512);
+        ck_assert_int_eq(chosen.params.serial, 3);
+        ck_assert_int_eq(chosen.launch.workspace_bytes,
+                         2LL * (chosen.launch.grid[0] / 2) * 20480 * 4);
+        ck_assert_msg(strstr(chosen.params.description,
+                             "rows split over clusters of 2 blocks (10240 columns each)") != NULL,
+                      "%s", chosen.params.description);
+        assert_fits(&chosen, devices[d], 16384);
+        fv_case_free(c);
+    }
+    /* fp32 at H = 32768 needs clusters of 4: 8192 columns a block */
+    fv_case *c = norm_case(NORM_LAYER_BACKWARD, FV_F32, 16384, 32768, 0);
+    choice chosen;
+    choose_for(c, "H100", &chosen);
+    ck_assert_int_eq(chosen.launch.cluster, 4);
+    ck_assert_ptr_nonnull(strstr(chosen.params.description, "(8192 columns each)"));
+    fv_case_free(c);
+    /* a row that fits one block keeps a block per row group */
+    c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 16384, 16384, 0);
+    choose_for(c, "H100", &chosen);
+    ck_assert_int_eq(chosen.launch.cluster, 0);
+    ck_assert_ptr_null(strstr(chosen.params.description, "clusters"));
+    fv_case_free(c);
+}
+END_TEST
+
+/* A row that fits neither registers nor shared memory even in clusters of 8
+ * blocks (bf16, H = 262144: 32768 columns a block need 2 x 64 partial
+ * registers per thread at 512 threads): the plan falls back to the general
+ * families and says why. */
 START_TEST(oversized_rows_fall_back)
 {
-    fv_case *c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 16384, 65536, 0);
+    fv_case *c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 16384, 262144, 0);
     fv_device device;
     FV_ASSERT_OK(fv_sched_device_from_table("H100", &device));
     fv_case_plan plan;
@@ -456,6 +501,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, multi_wave_example_on_h100);
     tcase_add_test(tcase, seed_001_shapes_fit_the_budgets);
     tcase_add_test(tcase, large_rows_take_more_threads);
+    tcase_add_test(tcase, long_rows_split_over_clusters);
     tcase_add_test(tcase, oversized_rows_fall_back);
     tcase_add_test(tcase, forward_norms_are_inner_persistent);
     tcase_add_test(tcase, seed_003_tma_inner_persistent);

@@ -29,6 +29,7 @@ extern const char fv_skeleton_inner_persistent[];
 extern const char fv_skeleton_inner_outer_persistent[];
 extern const char fv_skeleton_warp_specialized[];
 extern const char fv_skeleton_inner_outer_stage_two[];
+extern const char fv_skeleton_cluster_exchange[];
 
 typedef struct fv_emitter {
     const fv_segment_view *view;

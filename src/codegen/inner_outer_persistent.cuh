@@ -8,19 +8,23 @@
 // registers across all its rows.  The partials then go to the workspace
 // ([grid rows, inner] per outer reduction), the grid synchronizes, and the
 // second stage adds the workspace rows up in a fixed order and writes the
-// outer reductions' outputs.
+// outer reductions' outputs.  Rows too long for one block are split over
+// the blocks of a thread-block cluster (a row group per cluster, a slice of
+// the columns per block), which add their inner sums across the cluster.
 #include <cooperative_groups.h>
+@CLUSTER_HELPERS@
 
 extern "C" __global__ void __launch_bounds__(@THREADS@, @MIN_BLOCKS@) @KERNEL_NAME@(
 @PARAMETERS@)
 {
     extern __shared__ __align__(16) unsigned char row_buffers[];
     __shared__ float reduction_scratch[@BLOCK_Y@ * @SCRATCH_PER_ROW@];
-    const long long row_stride = (long long)gridDim.x * @BLOCK_Y@;
+    @CLUSTER_SETUP@
+    const long long row_stride = (long long)@ROW_GROUPS@ * @BLOCK_Y@;
     int slot = 0;
     @PARTIALS@
     @BEFORE_ROWS@
-    for (long long row_base = (long long)blockIdx.x * @BLOCK_Y@; row_base < outer;
+    for (long long row_base = (long long)@ROW_GROUP@ * @BLOCK_Y@; row_base < outer;
          row_base += row_stride) {
         const long long row = row_base + threadIdx.y;
         const bool row_active = row < outer;

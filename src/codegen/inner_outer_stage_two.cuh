@@ -3,8 +3,8 @@
 // ([grid x row groups, inner] per outer reduction), the grid synchronizes, and
 // a second stage adds the workspace rows up in a fixed order.
 // Stage 1 -> 2: each thread's partials to the workspace, then a grid sync.
-const long long partial_rows = (long long)gridDim.x * @BLOCK_Y@;
-const long long partial_row = (long long)blockIdx.x * @BLOCK_Y@ + threadIdx.y;
+const long long partial_rows = (long long)@ROW_GROUPS@ * @BLOCK_Y@;
+const long long partial_row = (long long)@ROW_GROUP@ * @BLOCK_Y@ + threadIdx.y;
 @WRITE_PARTIALS@
 cooperative_groups::this_grid().sync();
 // Stage 2: the block's threads as @STAGE_X@ column vectors x @STAGE_Y@

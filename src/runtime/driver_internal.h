@@ -46,7 +46,9 @@
     X(function_set_attribute, cuFuncSetAttribute, 9000)                                  \
     X(launch_kernel, cuLaunchKernel, 4000)                                               \
     X(launch_cooperative_kernel, cuLaunchCooperativeKernel, 9000)                        \
+    X(launch_kernel_ex, cuLaunchKernelEx, 11060)                                         \
     X(occupancy_blocks_per_sm, cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050)        \
+    X(occupancy_max_active_clusters, cuOccupancyMaxActiveClusters, 11070)                \
     X(memory_get_info, cuMemGetInfo, 3020)                                               \
     X(memory_alloc, cuMemAlloc, 3020)                                                    \
     X(memory_free, cuMemFree, 3020)                                                      \

@@ -277,7 +277,67 @@ fv_status fv_rt_occupancy(fv_rt_function *function, int block_threads,
     return FV_OK;
 }
 
+/* A cuLaunchKernelEx configuration on the context's stream: clusters of
+ * `cluster` blocks along x, cooperative if asked.  `attributes` holds two. */
+static void cluster_config(const fv_rt_function *function, const unsigned grid[3],
+                           const unsigned block[3], unsigned dynamic_shared_bytes,
+                           unsigned cluster, bool cooperative, CUlaunchAttribute *attributes,
+                           CUlaunchConfig *config)
+{
+    memset(config, 0, sizeof *config);
+    memset(attributes, 0, 2 * sizeof *attributes);
+    config->gridDimX = grid[0];
+    config->gridDimY = grid[1];
+    config->gridDimZ = grid[2];
+    config->blockDimX = block[0];
+    config->blockDimY = block[1];
+    config->blockDimZ = block[2];
+    config->sharedMemBytes = dynamic_shared_bytes;
+    config->hStream = function->module->context->stream;
+    attributes[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attributes[0].value.clusterDim.x = cluster;
+    attributes[0].value.clusterDim.y = 1;
+    attributes[0].value.clusterDim.z = 1;
+    attributes[1].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attributes[1].value.cooperative = cooperative ? 1 : 0;
+    config->attrs = attributes;
+    config->numAttrs = 2;
+}
+
+fv_status fv_rt_occupancy_clusters(fv_rt_function *function, int block_threads,
+                                   size_t dynamic_shared_bytes, int cluster_blocks,
+                                   int *clusters)
+{
+    *clusters = 0;
+    if (block_threads < 1 || cluster_blocks < 1)
+        FV_FAIL(FV_ERR_USAGE, "cluster occupancy of kernel %s for %d threads per block, %d blocks "
+                "per cluster", function->name, block_threads, cluster_blocks);
+    FV_TRY(fv_rt_function_reserve_dynamic_shared(function, dynamic_shared_bytes));
+    fv_rt_driver *driver = function->module->context->driver;
+    unsigned grid[3] = {(unsigned)cluster_blocks, 1, 1}, block[3] = {(unsigned)block_threads, 1, 1};
+    CUlaunchAttribute attributes[2];
+    CUlaunchConfig config;
+    cluster_config(function, grid, block, (unsigned)dynamic_shared_bytes, (unsigned)cluster_blocks,
+                   true, attributes, &config);
+    FV_CU_CHECK(driver, driver->occupancy_max_active_clusters(clusters, function->handle, &config),
+                "computing the cluster occupancy of kernel %s (%d blocks of %d threads, %zu bytes "
+                "dynamic shared)", function->name, cluster_blocks, block_threads,
+                dynamic_shared_bytes);
+    return FV_OK;
+}
+
 /* ---------------------------------------------------------------- launches */
+
+static CUresult launch_in_clusters(fv_rt_function *function, const fv_rt_launch_config *launch,
+                                   void **arguments)
+{
+    CUlaunchAttribute attributes[2];
+    CUlaunchConfig config;
+    cluster_config(function, launch->grid, launch->block, launch->dynamic_shared_bytes,
+                   launch->cluster, launch->cooperative, attributes, &config);
+    return function->module->context->driver->launch_kernel_ex(&config, function->handle,
+                                                                arguments, NULL);
+}
 
 fv_status fv_rt_launch(fv_rt_function *function, const fv_rt_launch_config *config,
                        void **arguments)
@@ -292,10 +352,19 @@ fv_status fv_rt_launch(fv_rt_function *function, const fv_rt_launch_config *conf
     if (config->cooperative && !context->info.cooperative_launch)
         FV_FAIL(FV_ERR_UNSUPPORTED, "%s does not support cooperative launches (kernel %s)",
                 context->info.name, function->name);
+    bool clustered = config->cluster > 1;
+    if (clustered && context->info.compute_major < 9)
+        FV_FAIL(FV_ERR_UNSUPPORTED, "%s (compute capability %d.%d) has no thread-block clusters "
+                "(kernel %s)", context->info.name, context->info.compute_major, context->info.compute_minor,
+                function->name);
+    if (clustered && grid[0] % config->cluster != 0)
+        FV_FAIL(FV_ERR_USAGE, "launch of kernel %s: grid %u is not a multiple of its cluster of %u",
+                function->name, grid[0], config->cluster);
     FV_TRY(fv_rt_function_reserve_dynamic_shared(function, config->dynamic_shared_bytes));
     fv_rt_driver *driver = context->driver;
     CUresult result =
-        config->cooperative
+        clustered ? launch_in_clusters(function, config, arguments)
+        : config->cooperative
             ? driver->launch_cooperative_kernel(function->handle, grid[0], grid[1], grid[2],
                                                 block[0], block[1], block[2],
                                                 config->dynamic_shared_bytes, context->stream,
@@ -304,9 +373,10 @@ fv_status fv_rt_launch(fv_rt_function *function, const fv_rt_launch_config *conf
                                     block[1], block[2], config->dynamic_shared_bytes,
                                     context->stream, arguments, NULL);
     FV_CU_CHECK(driver, result,
-                "launching kernel %s%s (grid %ux%ux%u, block %ux%ux%u, %u bytes dynamic shared)",
-                function->name, config->cooperative ? " cooperatively" : "", grid[0], grid[1],
-                grid[2], block[0], block[1], block[2], config->dynamic_shared_bytes);
+                "launching kernel %s%s%s (grid %ux%ux%u, block %ux%ux%u, %u bytes dynamic shared)",
+                function->name, config->cooperative ? " cooperatively" : "",
+                clustered ? " in clusters" : "", grid[0], grid[1], grid[2], block[0], block[1],
+                block[2], config->dynamic_shared_bytes);
     return FV_OK;
 }
 

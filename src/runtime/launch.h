@@ -102,6 +102,15 @@ fv_status fv_rt_function_reserve_dynamic_shared(fv_rt_function *function, size_t
 fv_status fv_rt_occupancy(fv_rt_function *function, int block_threads,
                           size_t dynamic_shared_bytes, int *blocks_per_sm);
 
+/* Clusters of `cluster_blocks` blocks (along x) of `block_threads` threads
+ * with `dynamic_shared_bytes` each that fit on the device at once
+ * (cuOccupancyMaxActiveClusters); 0 if such a cluster cannot run.
+ * Failure: FV_ERR_CUDA, FV_ERR_USAGE for block_threads or cluster_blocks
+ * < 1. */
+fv_status fv_rt_occupancy_clusters(fv_rt_function *function, int block_threads,
+                                   size_t dynamic_shared_bytes, int cluster_blocks,
+                                   int *clusters);
+
 /* ---------------------------------------------------------------- launches */
 
 typedef struct fv_rt_launch_config {
@@ -111,6 +120,8 @@ typedef struct fv_rt_launch_config {
     bool cooperative;              /* cuLaunchCooperativeKernel: all blocks co-resident, so the
                                       kernel may use a grid-wide sync; the grid must fit
                                       (occupancy x SM count) */
+    unsigned cluster;              /* blocks per thread-block cluster along x (cuLaunchKernelEx;
+                                      grid[0] a multiple of it); 0 or 1: no clusters */
 } fv_rt_launch_config;
 
 /* Launches the kernel on the context's stream, asynchronously.  `arguments`
@@ -119,8 +130,9 @@ typedef struct fv_rt_launch_config {
  * Raises the dynamic shared memory limit when needed.  Launch-time errors
  * (bad configuration, too large a cooperative grid) are FV_ERR_CUDA here;
  * faults inside the kernel surface at the next synchronizing call.
- * FV_ERR_UNSUPPORTED for a cooperative launch on a device without it,
- * FV_ERR_USAGE for a zero dimension. */
+ * FV_ERR_UNSUPPORTED for a cooperative launch on a device without it or a
+ * cluster launch below compute capability 9.0, FV_ERR_USAGE for a zero
+ * dimension or a grid that is not a whole number of clusters. */
 fv_status fv_rt_launch(fv_rt_function *function, const fv_rt_launch_config *config,
                        void **arguments);
 

@@ -30,6 +30,7 @@ enum {
                                  nvFuser's 40 is for its own) */
     FLOAT_BUFFER_OVERHEAD = 16, /* more per fp32 row buffer (ptxas keeps more values live) */
     MAX_REGISTERS = 255,
+    MAX_CLUSTER = 8,          /* the portable limit of blocks per thread-block cluster */
     SCRATCH_BYTES = 4096      /* shared memory the kernel uses besides buffers */
 };
 
@@ -206,6 +207,9 @@ enum {
     EXTRA_WS_PRODUCER_REGISTERS, /* warp-specialized: setmaxnreg of the producer group, or 0 */
     EXTRA_WS_COMPUTE_REGISTERS,  /* warp-specialized: setmaxnreg of the compute groups, or 0 */
     EXTRA_WS_START_REGISTERS,    /* warp-specialized: registers per thread at launch */
+    EXTRA_CLUSTER,        /* multi-wave: blocks per thread-block cluster sharing each row
+                             (each a slice of serial x block_x x vector columns); 0 or 1:
+                             a row per block */
 };
 
 typedef struct buffered_inputs {
@@ -247,6 +251,7 @@ static void find_buffered(const fv_segment_view *view, buffered_inputs *b)
 
 typedef struct candidate {
     int threads, block_x, block_y, batch;
+    int cluster;               /* blocks sharing each row (a slice each), 1: none */
     int registers, blocks_per_sm, grid, spare;
     int shared_bytes;          /* dynamic: row slots and cached inputs */
     unsigned in_shared;        /* bit per buffered input */
@@ -360,14 +365,16 @@ static int minimum_batch(int64_t inner, int64_t rows)
     return inner >= 2048 ? 2 : 1;
 }
 
-/* Fills a candidate for `threads` threads per block; false if it does not fit. */
+/* Fills a candidate for `threads` threads per block, each row split over
+ * `cluster` blocks; false if it does not fit. */
 static bool make_candidate(const buffered_inputs *buffers, const fv_device *device,
                            int outer_reductions, int vector, int64_t inner, int threads,
-                           candidate *c)
+                           int cluster, candidate *c)
 {
     memset(c, 0, sizeof *c);
-    int64_t vectors = inner / vector;
+    int64_t vectors = (inner / vector + cluster - 1) / cluster; /* of this block's slice */
     c->threads = threads;
+    c->cluster = cluster;
     /* A row gets a power-of-two group of threads, at most the block; short
      * rows share the block (block_y rows). */
     c->block_x = fv_family_pow2_ceil(vectors) < threads ? fv_family_pow2_ceil(vectors) : threads;
@@ -393,18 +400,14 @@ static void placement_text(const buffered_inputs *buffers, const candidate *c, c
              c->cached ? ", row-constant inputs cached in shared memory" : "");
 }
 
-/* The search of nvFuser's multi-wave heuristic (nvfuser.md 1.2). */
-static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_device *device,
-                        int outer_reductions, fv_schedule_params *params, candidate *best,
-                        fv_text *considered)
+/* nvFuser's block-size search (nvfuser.md 1.2) for rows split over
+ * `cluster` blocks: the best candidate into *best; false if none fits. */
+static bool search_blocks(const buffered_inputs *buffers, const fv_device *device,
+                          int outer_reductions, int vector, int64_t inner, int64_t outer,
+                          int cluster, candidate *best, fv_text *considered)
 {
-    int64_t outer, inner;
-    fv_sched_canonical_extents(view, c, &outer, &inner);
-    buffered_inputs buffers;
-    find_buffered(view, &buffers);
-    int vector = fv_family_vector_width(view, inner);
-    int64_t vectors = inner / vector;
-    int batch_min = minimum_batch(inner, outer);
+    int64_t vectors = (inner / vector + cluster - 1) / cluster;
+    int batch_min = minimum_batch(inner / cluster, outer);
     int most = fv_family_pow2_ceil((vectors + batch_min - 1) / batch_min);
     if (most > 512)
         most = 512;
@@ -412,31 +415,56 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     if (most < least)
         most = least;
     bool found = false;
+    char in_cluster[40] = "";
+    if (cluster > 1)
+        snprintf(in_cluster, sizeof in_cluster, " in clusters of %d", cluster);
     for (int threads = most; threads >= least; threads /= 2) {
         candidate cand;
-        if (!make_candidate(&buffers, device, outer_reductions, vector, inner, threads, &cand)) {
-            fv_text_printf(considered, "%s%d threads: does not fit", considered->length ? "; " : "",
-                           threads);
+        if (!make_candidate(buffers, device, outer_reductions, vector, inner, threads, cluster,
+                            &cand)) {
+            fv_text_printf(considered, "%s%d threads%s: does not fit",
+                           considered->length ? "; " : "", threads, in_cluster);
             continue;
         }
-        fv_text_printf(considered, "%s%d threads: batch %d, ~%d registers, %d blocks/SM (%s)",
-                       considered->length ? "; " : "", threads, cand.batch, cand.registers,
-                       cand.blocks_per_sm, cand.limit);
+        fv_text_printf(considered, "%s%d threads%s: batch %d, ~%d registers, %d blocks/SM (%s)",
+                       considered->length ? "; " : "", threads, in_cluster, cand.batch,
+                       cand.registers, cand.blocks_per_sm, cand.limit);
         if (!found || better(&cand, best)) {
             *best = cand;
             found = true;
         }
     }
+    return found;
+}
+
+/* The search of nvFuser's multi-wave heuristic (nvfuser.md 1.2).  Where a
+ * row fits no block and `max_cluster` > 1 (inner-outer kernels on compute
+ * capability 9.0 and newer), rows are split over clusters of 2, 4, then 8
+ * blocks, the smallest that fits: each block then holds a slice of the row
+ * and of the outer partials, as Quack's cluster ladder does. */
+static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_device *device,
+                        int outer_reductions, int max_cluster, fv_schedule_params *params,
+                        candidate *best, fv_text *considered)
+{
+    int64_t outer, inner;
+    fv_sched_canonical_extents(view, c, &outer, &inner);
+    buffered_inputs buffers;
+    find_buffered(view, &buffers);
+    int vector = fv_family_vector_width(view, inner);
+    bool found = false;
+    for (int cluster = 1; !found && cluster <= max_cluster; cluster *= 2)
+        found = search_blocks(&buffers, device, outer_reductions, vector, inner, outer, cluster,
+                              best, considered);
     if (!found)
         FV_FAIL(FV_ERR_UNSUPPORTED,
                 "a row of %lld elements does not fit the persistent budgets (%s)",
                 (long long)inner, fv_text_str(considered));
-    /* One wave; at least 8 rows per block. */
-    int64_t grid = (int64_t)best->blocks_per_sm * device->sm_count;
+    /* One wave of whole clusters; at least 8 rows per block (row group). */
+    int64_t groups = (int64_t)best->blocks_per_sm * device->sm_count / best->cluster;
     int64_t most_useful = outer / (8 * best->block_y);
-    if (grid > most_useful)
-        grid = most_useful > 0 ? most_useful : 1;
-    best->grid = (int)grid;
+    if (groups > most_useful)
+        groups = most_useful > 0 ? most_useful : 1;
+    best->grid = (int)(groups * best->cluster);
     memset(params, 0, sizeof *params);
     params->vector = vector;
     params->block_x = best->block_x;
@@ -448,6 +476,7 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     params->extra[EXTRA_GRID] = best->grid;
     params->extra[EXTRA_SLOTS] = best->slots;
     params->extra[EXTRA_CACHED] = best->cached ? (int)((1u << buffers.cached_count) - 1) : 0;
+    params->extra[EXTRA_CLUSTER] = best->cluster > 1 ? best->cluster : 0;
     return FV_OK;
 }
 
@@ -456,7 +485,7 @@ static fv_status inner_persistent_choose(const fv_segment_view *view, const fv_c
 {
     candidate best;
     fv_text considered = {0};
-    fv_status status = search(view, c, device, 0, params, &best, &considered);
+    fv_status status = search(view, c, device, 0, 1, params, &best, &considered);
     if (status == FV_OK) {
         buffered_inputs buffers;
         find_buffered(view, &buffers);
@@ -508,7 +537,9 @@ static fv_status inner_outer_choose(const fv_segment_view *view, const fv_case *
     analysis_free(&a);
     candidate best;
     fv_text considered = {0};
-    fv_status status = search(view, c, device, outer_reductions, params, &best, &considered);
+    int max_cluster = device->major >= 9 ? MAX_CLUSTER : 1;
+    fv_status status = search(view, c, device, outer_reductions, max_cluster, params, &best,
+                              &considered);
     if (status != FV_OK) {
         fv_text_free(&considered);
         return status;
@@ -519,14 +550,19 @@ static fv_status inner_outer_choose(const fv_segment_view *view, const fv_case *
     int stage_x = params->extra[EXTRA_STAGE_X], stage_vector = params->extra[EXTRA_STAGE_VECTOR];
     buffered_inputs buffers;
     find_buffered(view, &buffers);
-    char placement[160];
+    char placement[160], split[96] = "";
     placement_text(&buffers, &best, placement, sizeof placement);
+    if (best.cluster > 1)
+        snprintf(split, sizeof split, "rows split over clusters of %d blocks (%lld columns each), ",
+                 best.cluster,
+                 (long long)((inner / params->vector + best.cluster - 1) / best.cluster *
+                             params->vector));
     snprintf(params->description, sizeof params->description,
-             "multi-wave inner-outer persistent: %d x %d threads, batch %d of %d-element vectors, "
-             "%s, ~%d registers (%d spare), %d blocks/SM (limited by %s), one wave of %d blocks, "
-             "stage 2 %d x %d threads of %d-element vectors; candidates: %s",
-             best.block_x, best.block_y, best.batch, params->vector, placement, best.registers,
-             best.spare,
+             "multi-wave inner-outer persistent: %s%d x %d threads, batch %d of %d-element "
+             "vectors, %s, ~%d registers (%d spare), %d blocks/SM (limited by %s), one wave of %d "
+             "blocks, stage 2 %d x %d threads of %d-element vectors; candidates: %s",
+             split, best.block_x, best.block_y, best.batch, params->vector, placement,
+             best.registers, best.spare,
              best.blocks_per_sm, best.limit, best.grid, stage_x, best.threads / stage_x,
              stage_vector, fv_text_str(&considered));
     fv_text_free(&considered);
@@ -875,17 +911,51 @@ typedef struct persistent_emit {
     fv_text before_rows, row_start, fetch, prologue, load, stages, epilogue, partials,
         write_partials, stage_two, parameters;
     int scratch_per_row;        /* floats of reduction scratch per row of the block */
+    char cluster_setup[640];    /* multi-wave in clusters: the block's place in its cluster */
 } persistent_emit;
 
-/* The loop over a thread's batch of slices of the row. */
+/* Blocks per thread-block cluster sharing each row; 1 without clusters. */
+static int cluster_blocks(const fv_schedule_params *params)
+{
+    return params->extra[EXTRA_CLUSTER] > 1 ? params->extra[EXTRA_CLUSTER] : 1;
+}
+
+/* How the kernel indexes its shared row buffers and cache: by the column,
+ * or in clusters by the offset within the block's slice of the row. */
+static const char *buffer_index(const fv_schedule_params *params)
+{
+    return cluster_blocks(params) > 1 ? "offset" : "column";
+}
+
+/* The index of this block's row group among `row_groups(params)` (the
+ * grid-strided unit of rows): its block, or its cluster. */
+static const char *row_group(const fv_schedule_params *params)
+{
+    return cluster_blocks(params) > 1 ? "cluster_id" : "blockIdx.x";
+}
+
+static const char *row_groups(const fv_schedule_params *params)
+{
+    return cluster_blocks(params) > 1 ? "cluster_count" : "gridDim.x";
+}
+
+/* The loop over a thread's batch of slices of the row (in clusters, of the
+ * block's slice of the row). */
 static void open_batch_loop(fv_emitter *e, const fv_schedule_params *params, const char *guard)
 {
     fv_codegen_line(e, "#pragma unroll");
     fv_codegen_line(e, "for (int b = 0; b < %d; ++b) {", params->serial);
     e->indent += 4;
-    fv_codegen_line(e, "const long long column = ((long long)b * %d + threadIdx.x) * %d;",
-                    params->block_x, params->vector);
-    fv_codegen_line(e, "if (%scolumn < inner) {", guard);
+    if (cluster_blocks(params) > 1) {
+        fv_codegen_line(e, "const int offset = (b * %d + threadIdx.x) * %d;  // in the slice",
+                        params->block_x, params->vector);
+        fv_codegen_line(e, "const long long column = slice_start + offset;");
+        fv_codegen_line(e, "if (%soffset < slice_length && column < inner) {", guard);
+    } else {
+        fv_codegen_line(e, "const long long column = ((long long)b * %d + threadIdx.x) * %d;",
+                        params->block_x, params->vector);
+        fv_codegen_line(e, "if (%scolumn < inner) {", guard);
+    }
     e->indent += 4;
 }
 
@@ -922,8 +992,8 @@ static void emit_fetch(persistent_emit *p, const char *row, const char *slot)
         if (!buffer_in_shared(params, i))
             continue;
         int32_t v = p->buffers.values[i];
-        fv_codegen_line(e, "fv_copy_async<%d>(buffer%d_slots + (%s) * %d + column, in%d + fetch_row * inner + column);",
-                        params->vector, (int)v, slot, slot_elements,
+        fv_codegen_line(e, "fv_copy_async<%d>(buffer%d_slots + (%s) * %d + %s, in%d + fetch_row * inner + column);",
+                        params->vector, (int)v, slot, slot_elements, buffer_index(params),
                         fv_codegen_input_position(p->view->fusion, v));
     }
     close_batch_loop(e);
@@ -980,8 +1050,9 @@ static fv_status emit_before_rows(persistent_emit *p)
                         type, (int)v, type, offset, capacity);
         offset += (size_t)round_up_16((int64_t)capacity * params->block_y *
                                       (int64_t)p->buffers.element_bytes[i]) * (size_t)slots;
-        FV_TRY(set_buffered_line(p, v, "float v%d[%d];\nfv_load<%d>(buffer%d + column, v%d);",
-                                 (int)v, params->vector, params->vector, (int)v, (int)v));
+        FV_TRY(set_buffered_line(p, v, "float v%d[%d];\nfv_load<%d>(buffer%d + %s, v%d);",
+                                 (int)v, params->vector, params->vector, (int)v,
+                                 buffer_index(params), (int)v));
         any_shared = true;
     }
     bool any_cached = false;
@@ -995,14 +1066,24 @@ static fv_status emit_before_rows(persistent_emit *p)
         fv_codegen_line(e, "// %s: the same for every row, copied to shared memory once per block", label);
         fv_codegen_line(e, "%s *const cached%d = reinterpret_cast<%s *>(row_buffers + %zu);", type,
                         (int)v, type, offset);
-        fv_codegen_line(e, "for (long long column = (long long)(threadIdx.y * %d + threadIdx.x) * %d; column < inner;",
-                        params->block_x, params->vector);
-        fv_codegen_line(e, "     column += %d)", params->block_x * params->block_y * params->vector);
-        fv_codegen_line(e, "    fv_copy_async<%d>(cached%d + column, in%d + column);", params->vector,
-                        (int)v, fv_codegen_input_position(fusion, v));
+        if (cluster_blocks(params) > 1) {
+            fv_codegen_line(e, "for (int offset = (threadIdx.y * %d + threadIdx.x) * %d;",
+                            params->block_x, params->vector);
+            fv_codegen_line(e, "     offset < slice_length && slice_start + offset < inner; offset += %d)",
+                            params->block_x * params->block_y * params->vector);
+            fv_codegen_line(e, "    fv_copy_async<%d>(cached%d + offset, in%d + slice_start + offset);",
+                            params->vector, (int)v, fv_codegen_input_position(fusion, v));
+        } else {
+            fv_codegen_line(e, "for (long long column = (long long)(threadIdx.y * %d + threadIdx.x) * %d; column < inner;",
+                            params->block_x, params->vector);
+            fv_codegen_line(e, "     column += %d)", params->block_x * params->block_y * params->vector);
+            fv_codegen_line(e, "    fv_copy_async<%d>(cached%d + column, in%d + column);", params->vector,
+                            (int)v, fv_codegen_input_position(fusion, v));
+        }
         offset += (size_t)round_up_16((int64_t)capacity * (int64_t)p->buffers.cached_element_bytes[i]);
-        FV_TRY(set_buffered_line(p, v, "float v%d[%d];\nfv_load<%d>(cached%d + column, v%d);",
-                                 (int)v, params->vector, params->vector, (int)v, (int)v));
+        FV_TRY(set_buffered_line(p, v, "float v%d[%d];\nfv_load<%d>(cached%d + %s, v%d);",
+                                 (int)v, params->vector, params->vector, (int)v,
+                                 buffer_index(params), (int)v));
         any_cached = true;
     }
     if (any_cached) {
@@ -1012,8 +1093,8 @@ static fv_status emit_before_rows(persistent_emit *p)
     }
     if (any_shared && slots == 2) {
         char first_row[96];
-        snprintf(first_row, sizeof first_row, "(long long)blockIdx.x * %d + threadIdx.y",
-                 params->block_y);
+        snprintf(first_row, sizeof first_row, "(long long)%s * %d + threadIdx.y",
+                 row_group(params), params->block_y);
         fv_codegen_line(e, "// The first row's copies; each row then issues the next one's.");
         emit_fetch(p, first_row, "0");
     }
@@ -1026,8 +1107,8 @@ static fv_status emit_before_rows(persistent_emit *p)
         char label[40];
         fv_ir_value_label(fusion, v, label);
         fv_codegen_line(e, "// %s: loaded one row ahead", label);
-        fv_codegen_line(e, "const long long first_row%d = (long long)blockIdx.x * %d + threadIdx.y;",
-                        (int)v, params->block_y);
+        fv_codegen_line(e, "const long long first_row%d = (long long)%s * %d + threadIdx.y;",
+                        (int)v, row_group(params), params->block_y);
         fv_codegen_line(e, "auto row_next%d = in%d[first_row%d < outer ? first_row%d : 0];", (int)v,
                         position, (int)v, (int)v);
         bool float_type = fv_dtype_is_float(fusion->values[v].dtype) &&
@@ -1154,8 +1235,9 @@ static fv_status emit_ws_before_rows(persistent_emit *p)
         fv_codegen_line(e, "%s *const buffer%d_slots = reinterpret_cast<%s *>(row_buffers + %zu);",
                         type, (int)v, type, offset);
         offset += (size_t)ws_region_bytes(capacity, p->buffers.element_bytes[i], slot_rows);
-        FV_TRY(set_buffered_line(p, v, "float v%d[%d];\nfv_load<%d>(buffer%d + column, v%d);",
-                                 (int)v, params->vector, params->vector, (int)v, (int)v));
+        FV_TRY(set_buffered_line(p, v, "float v%d[%d];\nfv_load<%d>(buffer%d + %s, v%d);",
+                                 (int)v, params->vector, params->vector, (int)v,
+                                 buffer_index(params), (int)v));
     }
     bool in_registers = params->extra[EXTRA_WS_WEIGHT_REGISTERS] != 0;
     for (int i = 0; i < p->buffers.cached_count; i++) {
@@ -1279,6 +1361,9 @@ static void emit_group_sum(persistent_emit *p, const char *name, int level, int 
     else
         fv_codegen_line(&p->e, "fv_row_sum_group<%d, %d>(%s%d, reduction_scratch);",
                         p->params->block_x, count, name, level);
+    if (cluster_blocks(p->params) > 1)
+        fv_codegen_line(&p->e, "fv_cluster_sum<%d, %d>(%s%d, cluster_exchange, exchange_phase);",
+                        cluster_blocks(p->params), count, name, level);
 }
 
 /* The inner reductions of one level: one pass over the row buffers for all
@@ -1344,6 +1429,9 @@ static void emit_reduction_level(persistent_emit *p, int level)
             else
                 fv_codegen_line(e, "maximum%d = fv_row_max<%d>(maximum%d, reduction_scratch);", r,
                                 params->block_x, r);
+            if (cluster_blocks(params) > 1)
+                fv_codegen_line(e, "maximum%d = fv_cluster_max<%d>(maximum%d, cluster_exchange, exchange_phase);",
+                                r, cluster_blocks(params), r);
             char maximum[32];
             snprintf(maximum, sizeof maximum, "maximum%d", r);
             fv_codegen_rounded(dtype, maximum, expression, sizeof expression);
@@ -1440,7 +1528,8 @@ static void emit_epilogue(persistent_emit *p)
                                             !fv_codegen_spans_inner(p->view, fusion->outputs[o]));
     if (!any_row_output)
         return;
-    fv_codegen_line(e, "if (threadIdx.x == 0) {");
+    fv_codegen_line(e, cluster_blocks(p->params) > 1 ? "if (threadIdx.x == 0 && cluster_rank == 0) {"
+                                                     : "if (threadIdx.x == 0) {");
     e->indent += 4;
     for (int32_t o = 0; o < fusion->output_count; o++) {
         int32_t id = fusion->outputs[o];
@@ -1565,6 +1654,30 @@ static void free_emit(persistent_emit *p)
         fv_text_free(texts[i]);
 }
 
+/* Multi-wave in clusters: the block's rank, its cluster (the row group),
+ * the start of its slice of each row, and the exchange of inner sums. */
+static void write_cluster_setup(persistent_emit *p)
+{
+    const fv_schedule_params *params = p->params;
+    int cluster = cluster_blocks(params);
+    p->cluster_setup[0] = '\0';
+    if (cluster == 1)
+        return;
+    snprintf(p->cluster_setup, sizeof p->cluster_setup,
+             "// A cluster of %d blocks takes each row group; each block an equal slice of the\n"
+             "// columns (at most %d, its buffers' capacity).\n"
+             "const unsigned cluster_rank = cooperative_groups::this_cluster().block_rank();\n"
+             "const unsigned cluster_id = blockIdx.x / %d, cluster_count = gridDim.x / %d;\n"
+             "const long long slice_length = (inner / %d + %d - 1) / %d * %d;\n"
+             "const long long slice_start = (long long)cluster_rank * slice_length;\n"
+             "// the blocks' inner sums: [2 phases][%d rows][%d blocks][%d sums]\n"
+             "__shared__ float cluster_exchange[2 * %d * %d * %d];\n"
+             "int exchange_phase = 0;",
+             cluster, row_capacity(params), cluster, cluster, params->vector, cluster, cluster,
+             params->vector, params->block_y, cluster, p->scratch_per_row / 32, params->block_y,
+             cluster, p->scratch_per_row / 32);
+}
+
 static fv_status emit_sections(persistent_emit *p)
 {
     const fv_fusion *fusion = p->view->fusion;
@@ -1577,6 +1690,7 @@ static fv_status emit_sections(persistent_emit *p)
     FV_CHECK_ALLOC(p->buffered_lines);
     p->e.buffered_load = (const char **)p->buffered_lines;
     p->scratch_per_row = scratch_per_row(&p->analysis);
+    write_cluster_setup(p);
     if (warp_specialized(p->kind)) {
         FV_TRY(emit_ws_before_rows(p));
         emit_ws_fetch(p);
@@ -1638,11 +1752,16 @@ static void fill_common(skeleton_fill *fill, const persistent_emit *p, const cha
     fill_number(fill, "STAGE_Y", params->extra[EXTRA_STAGE_Y]);
     fill_number(fill, "STAGE_VECTOR", params->extra[EXTRA_STAGE_VECTOR]);
     fill_text(fill, "STAGE_TWO", fv_text_str(&p->stage_two));
+    fill_text(fill, "ROW_GROUP", row_group(params));
+    fill_text(fill, "ROW_GROUPS", row_groups(params));
 }
 
 static void fill_multiwave(skeleton_fill *fill, const persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
+    bool clustered = cluster_blocks(params) > 1;
+    fill_text(fill, "CLUSTER_HELPERS", clustered ? fv_skeleton_cluster_exchange : "");
+    fill_text(fill, "CLUSTER_SETUP", p->cluster_setup);
     fill_number(fill, "THREADS", params->block_x * params->block_y);
     fill_number(fill, "MIN_BLOCKS", params->extra[EXTRA_MIN_BLOCKS]);
     fill_number(fill, "VECTOR", params->vector);
@@ -1735,11 +1854,12 @@ static fv_status persistent_launch(const fv_segment_view *view, const fv_schedul
     int64_t outer, inner;
     fv_sched_canonical_extents(view, c, &outer, &inner);
     memset(shape, 0, sizeof *shape);
-    int64_t rows_per_block = params->block_y;
-    int64_t blocks = (outer + rows_per_block - 1) / rows_per_block;
-    if (blocks > params->extra[EXTRA_GRID])
-        blocks = params->extra[EXTRA_GRID];
-    shape->grid[0] = (int)(blocks < 1 ? 1 : blocks);
+    int64_t rows_per_block = params->block_y, cluster = cluster_blocks(params);
+    int64_t groups = (outer + rows_per_block - 1) / rows_per_block;
+    if (groups > params->extra[EXTRA_GRID] / cluster)
+        groups = params->extra[EXTRA_GRID] / cluster;
+    shape->grid[0] = (int)((groups < 1 ? 1 : groups) * cluster);
+    shape->cluster = cluster > 1 ? (int)cluster : 0;
     shape->grid[1] = shape->grid[2] = 1;
     shape->block[0] = params->block_x;
     shape->block[1] = params->block_y + (form->warp_specialized ? 1 : 0);
@@ -1748,7 +1868,8 @@ static fv_status persistent_launch(const fv_segment_view *view, const fv_schedul
     if (form->inner_outer) {
         persistent_analysis a;
         FV_TRY(analyze(view, &a));
-        shape->workspace_bytes = (int64_t)a.outer_count * shape->grid[0] * params->block_y * inner * 4;
+        shape->workspace_bytes =
+            (int64_t)a.outer_count * (shape->grid[0] / cluster) * params->block_y * inner * 4;
         analysis_free(&a);
         shape->cooperative = true;
     }

@@ -66,6 +66,8 @@ typedef struct fv_launch_shape {
     int64_t workspace_bytes;  /* device scratch (floats) the kernel needs */
     int semaphore_count;      /* zeroed unsigned counters the kernel needs */
     bool cooperative;         /* needs a cooperative launch (grid sync) */
+    int cluster;              /* blocks per thread-block cluster along x (grid[0] a multiple
+                                 of it); 0: no clusters */
 } fv_launch_shape;
 
 /* Parameters a family chose for one case.  The fields a family does not use

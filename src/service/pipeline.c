@@ -344,9 +344,35 @@ typedef struct launch_sequence {
     unsigned grid_x[16];            /* per kernel: blocks on x (cooperative: clamped) */
 } launch_sequence;
 
+/* Blocks of a cooperative kernel that can be resident at once: occupancy
+ * x SMs, or for a kernel in clusters the clusters that fit x their size
+ * (some SMs may stay idle: a cluster needs its blocks in one GPC). */
+static fv_status resident_blocks(launch_sequence *s, int32_t k, unsigned *resident)
+{
+    const fv_launch_shape *shape = &s->plan->kernels[k].launch;
+    fv_rt_function *function = s->pipeline->loaded[s->kernels[k]].function;
+    int threads = shape->block[0] * shape->block[1] * shape->block[2];
+    if (shape->cluster > 1) {
+        int clusters = 0;
+        FV_TRY(fv_rt_occupancy_clusters(function, threads, (size_t)shape->dynamic_shared_bytes,
+                                        shape->cluster, &clusters));
+        *resident = (unsigned)(clusters * shape->cluster);
+    } else {
+        int blocks_per_sm = 0;
+        FV_TRY(fv_rt_occupancy(function, threads, (size_t)shape->dynamic_shared_bytes,
+                               &blocks_per_sm));
+        *resident = (unsigned)(blocks_per_sm * s->pipeline->device.sm_count);
+    }
+    if (*resident == 0)
+        FV_FAIL(FV_ERR_UNSUPPORTED, "kernel %s cannot keep one %s resident",
+                s->plan->kernels[k].name, shape->cluster > 1 ? "cluster" : "block per SM");
+    return FV_OK;
+}
+
 /* A cooperative kernel's blocks must all be resident at once: clamp its
  * grid to what the compiled kernel's occupancy allows (its rows are
- * grid-strided, so fewer blocks stay correct). */
+ * grid-strided, so fewer blocks stay correct; a clustered grid stays a
+ * whole number of clusters). */
 static fv_status fit_grids(launch_sequence *s)
 {
     for (int32_t k = 0; k < s->plan->kernel_count; k++) {
@@ -354,14 +380,8 @@ static fv_status fit_grids(launch_sequence *s)
         s->grid_x[k] = (unsigned)shape->grid[0];
         if (!shape->cooperative)
             continue;
-        int blocks_per_sm = 0;
-        fv_rt_function *function = s->pipeline->loaded[s->kernels[k]].function;
-        FV_TRY(fv_rt_occupancy(function, shape->block[0] * shape->block[1] * shape->block[2],
-                               (size_t)shape->dynamic_shared_bytes, &blocks_per_sm));
-        unsigned resident = (unsigned)(blocks_per_sm * s->pipeline->device.sm_count);
-        if (resident == 0)
-            FV_FAIL(FV_ERR_UNSUPPORTED, "kernel %s cannot keep one block per SM resident",
-                    s->plan->kernels[k].name);
+        unsigned resident = 0;
+        FV_TRY(resident_blocks(s, k, &resident));
         if (s->grid_x[k] > resident)
             s->grid_x[k] = resident;
     }
@@ -400,7 +420,8 @@ static fv_status launch_kernel(launch_sequence *s, int32_t k)
         .grid = {s->grid_x[k], (unsigned)shape->grid[1], (unsigned)shape->grid[2]},
         .block = {(unsigned)shape->block[0], (unsigned)shape->block[1], (unsigned)shape->block[2]},
         .dynamic_shared_bytes = (unsigned)shape->dynamic_shared_bytes,
-        .cooperative = shape->cooperative};
+        .cooperative = shape->cooperative,
+        .cluster = shape->cluster > 1 ? (unsigned)shape->cluster : 0};
     fv_status status = fv_rt_launch(s->pipeline->loaded[s->kernels[k]].function, &config,
                                     arguments);
     if (status != FV_OK)

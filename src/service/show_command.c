@@ -78,11 +78,14 @@ static int show_compiled(const fv_case *c, const fv_options *options, bool all)
             const fv_kernel_plan *kernel = &plan.kernels[k];
             const fv_launch_shape *shape = &kernel->launch;
             printf("kernel %s: %s\n  grid (%d, %d, %d), block (%d, %d, %d), %d bytes dynamic shared, "
-                   "%lld bytes workspace%s\n",
+                   "%lld bytes workspace%s",
                    kernel->name, kernel->params.description, shape->grid[0], shape->grid[1],
                    shape->grid[2], shape->block[0], shape->block[1], shape->block[2],
                    shape->dynamic_shared_bytes, (long long)shape->workspace_bytes,
                    shape->cooperative ? ", cooperative" : "");
+            if (shape->cluster > 1)
+                printf(", clusters of %d blocks", shape->cluster);
+            printf("\n");
         }
     }
     if (all || options->show_cuda)
