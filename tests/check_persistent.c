@@ -212,24 +212,25 @@ START_TEST(large_rows_take_more_threads)
 END_TEST
 
 /* Rows too long for one block on Hopper and Blackwell are split over a
- * thread-block cluster, the smallest of 2, 4 and 8 blocks that fits.  LN bwd
- * bf16 at H = 20480: no block size fits (512 threads would need 64 + 2 x 40
- * partial registers, over the 120 a 512-thread block allows); in clusters of
- * 2 each block holds 10240 columns: 512 threads, batch 3, 2 x 24 partials.
+ * thread-block cluster, the smallest of 2, 4 and 8 blocks that fits, when
+ * each block's slice of a row still carries at least 64 KiB of buffered
+ * inputs.  LN bwd fp32 at H = 20480: no block size fits (256 threads would
+ * need 2 x 80 partial registers); in clusters of 2 each block holds 10240
+ * columns (80 KiB of x and dy): 256 threads, batch 10 of 4-element vectors.
  * The grid is whole clusters, the workspace one partial row per cluster. */
 START_TEST(long_rows_split_over_clusters)
 {
     const char *devices[] = {"H100", "B200"};
     for (int d = 0; d < 2; d++) {
-        fv_case *c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 16384, 20480, 0);
+        fv_case *c = norm_case(NORM_LAYER_BACKWARD, FV_F32, 16384, 20480, 0);
         choice chosen;
         choose_for(c, devices[d], &chosen);
         ck_assert_int_eq(chosen.segments, 1);
         ck_assert_str_eq(chosen.family, "inner_outer_persistent");
         ck_assert_int_eq(chosen.launch.cluster, 2);
         ck_assert_int_eq(chosen.launch.grid[0] % 2, 0);
-        ck_assert_int_eq(chosen.params.block_x, 512);
-        ck_assert_int_eq(chosen.params.serial, 3);
+        ck_assert_int_eq(chosen.params.block_x, 256);
+        ck_assert_int_eq(chosen.params.serial, 10);
         ck_assert_int_eq(chosen.launch.workspace_bytes,
                          2LL * (chosen.launch.grid[0] / 2) * 20480 * 4);
         ck_assert_msg(strstr(chosen.params.description,
@@ -238,7 +239,7 @@ START_TEST(long_rows_split_over_clusters)
         assert_fits(&chosen, devices[d], 16384);
         fv_case_free(c);
     }
-    /* fp32 at H = 32768 needs clusters of 4: 8192 columns a block */
+    /* fp32 at H = 32768 needs clusters of 4: 8192 columns (64 KiB) a block */
     fv_case *c = norm_case(NORM_LAYER_BACKWARD, FV_F32, 16384, 32768, 0);
     choice chosen;
     choose_for(c, "H100", &chosen);
@@ -250,6 +251,18 @@ START_TEST(long_rows_split_over_clusters)
     choose_for(c, "H100", &chosen);
     ck_assert_int_eq(chosen.launch.cluster, 0);
     ck_assert_ptr_null(strstr(chosen.params.description, "clusters"));
+    fv_case_free(c);
+    /* bf16 at H = 24576: slices of 48 KiB would not pay for the exchange,
+     * so the general path, with the reason */
+    c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 16384, 24576, 0);
+    fv_device device;
+    FV_ASSERT_OK(fv_sched_device_from_table("H100", &device));
+    fv_case_plan plan;
+    FV_ASSERT_OK(fv_plan_case(c, &device, &plan));
+    ck_assert_int_eq(plan.kernel_count, 2);
+    ck_assert_msg(strstr(plan.fallback, "clusters of 2: slices of 49152 bytes, under the 65536") !=
+                      NULL, "%s", plan.fallback);
+    fv_plan_free(&plan);
     fv_case_free(c);
 }
 END_TEST

@@ -31,6 +31,10 @@ enum {
     FLOAT_BUFFER_OVERHEAD = 16, /* more per fp32 row buffer (ptxas keeps more values live) */
     MAX_REGISTERS = 255,
     MAX_CLUSTER = 8,          /* the portable limit of blocks per thread-block cluster */
+    MIN_SLICE_BYTES = 65536,  /* a block's slice of a row in clusters must carry at least
+                                 this much of the buffered inputs to pay for the exchange of
+                                 inner sums per row (measured on an H100, docs/performance.md:
+                                 slices of 40-48 KiB ran slower than the general path) */
     SCRATCH_BYTES = 4096      /* shared memory the kernel uses besides buffers */
 };
 
@@ -452,9 +456,19 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     find_buffered(view, &buffers);
     int vector = fv_family_vector_width(view, inner);
     bool found = false;
-    for (int cluster = 1; !found && cluster <= max_cluster; cluster *= 2)
+    int64_t row_bytes = 0; /* of the buffered inputs */
+    for (int i = 0; i < buffers.count; i++)
+        row_bytes += inner * (int64_t)buffers.element_bytes[i];
+    for (int cluster = 1; !found && cluster <= max_cluster; cluster *= 2) {
+        if (cluster > 1 && row_bytes / cluster < MIN_SLICE_BYTES) {
+            fv_text_printf(considered, "; clusters of %d: slices of %lld bytes, under the %d "
+                           "that pay for the exchange", cluster,
+                           (long long)(row_bytes / cluster), MIN_SLICE_BYTES);
+            break;
+        }
         found = search_blocks(&buffers, device, outer_reductions, vector, inner, outer, cluster,
                               best, considered);
+    }
     if (!found)
         FV_FAIL(FV_ERR_UNSUPPORTED,
                 "a row of %lld elements does not fit the persistent budgets (%s)",
@@ -911,7 +925,7 @@ typedef struct persistent_emit {
     fv_text before_rows, row_start, fetch, prologue, load, stages, epilogue, partials,
         write_partials, stage_two, parameters;
     int scratch_per_row;        /* floats of reduction scratch per row of the block */
-    char cluster_setup[640];    /* multi-wave in clusters: the block's place in its cluster */
+    char cluster_setup[1024];    /* multi-wave in clusters: the block's place in its cluster */
 } persistent_emit;
 
 /* Blocks per thread-block cluster sharing each row; 1 without clusters. */
@@ -1362,7 +1376,7 @@ static void emit_group_sum(persistent_emit *p, const char *name, int level, int 
         fv_codegen_line(&p->e, "fv_row_sum_group<%d, %d>(%s%d, reduction_scratch);",
                         p->params->block_x, count, name, level);
     if (cluster_blocks(p->params) > 1)
-        fv_codegen_line(&p->e, "fv_cluster_sum<%d, %d>(%s%d, cluster_exchange, exchange_phase);",
+        fv_codegen_line(&p->e, "fv_cluster_sum<%d, %d>(%s%d, cluster_exchange, cluster_arrived, exchange_phase);",
                         cluster_blocks(p->params), count, name, level);
 }
 
@@ -1430,7 +1444,7 @@ static void emit_reduction_level(persistent_emit *p, int level)
                 fv_codegen_line(e, "maximum%d = fv_row_max<%d>(maximum%d, reduction_scratch);", r,
                                 params->block_x, r);
             if (cluster_blocks(params) > 1)
-                fv_codegen_line(e, "maximum%d = fv_cluster_max<%d>(maximum%d, cluster_exchange, exchange_phase);",
+                fv_codegen_line(e, "maximum%d = fv_cluster_max<%d>(maximum%d, cluster_exchange, cluster_arrived, exchange_phase);",
                                 r, cluster_blocks(params), r);
             char maximum[32];
             snprintf(maximum, sizeof maximum, "maximum%d", r);
@@ -1656,14 +1670,14 @@ static void free_emit(persistent_emit *p)
 
 /* Multi-wave in clusters: the block's rank, its cluster (the row group),
  * the start of its slice of each row, and the exchange of inner sums. */
-static void write_cluster_setup(persistent_emit *p)
+static fv_status write_cluster_setup(persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
     int cluster = cluster_blocks(params);
     p->cluster_setup[0] = '\0';
     if (cluster == 1)
-        return;
-    snprintf(p->cluster_setup, sizeof p->cluster_setup,
+        return FV_OK;
+    int length = snprintf(p->cluster_setup, sizeof p->cluster_setup,
              "// A cluster of %d blocks takes each row group; each block an equal slice of the\n"
              "// columns (at most %d, its buffers' capacity).\n"
              "const unsigned cluster_rank = cooperative_groups::this_cluster().block_rank();\n"
@@ -1672,10 +1686,16 @@ static void write_cluster_setup(persistent_emit *p)
              "const long long slice_start = (long long)cluster_rank * slice_length;\n"
              "// the blocks' inner sums: [2 phases][%d rows][%d blocks][%d sums]\n"
              "__shared__ float cluster_exchange[2 * %d * %d * %d];\n"
+             "__shared__ unsigned long long cluster_arrived[2];  // an mbarrier per phase\n"
+             "fv_cluster_exchange_init(cluster_arrived);\n"
              "int exchange_phase = 0;",
              cluster, row_capacity(params), cluster, cluster, params->vector, cluster, cluster,
              params->vector, params->block_y, cluster, p->scratch_per_row / 32, params->block_y,
              cluster, p->scratch_per_row / 32);
+    if (length < 0 || (size_t)length >= sizeof p->cluster_setup)
+        FV_FAIL(FV_ERR_INTERNAL, "the cluster setup of a kernel is longer than %zu bytes",
+                sizeof p->cluster_setup);
+    return FV_OK;
 }
 
 static fv_status emit_sections(persistent_emit *p)
@@ -1690,7 +1710,7 @@ static fv_status emit_sections(persistent_emit *p)
     FV_CHECK_ALLOC(p->buffered_lines);
     p->e.buffered_load = (const char **)p->buffered_lines;
     p->scratch_per_row = scratch_per_row(&p->analysis);
-    write_cluster_setup(p);
+    FV_TRY(write_cluster_setup(p));
     if (warp_specialized(p->kind)) {
         FV_TRY(emit_ws_before_rows(p));
         emit_ws_fetch(p);
