@@ -33,7 +33,7 @@ enum {
     MAX_CLUSTER = 8,          /* the portable limit of blocks per thread-block cluster */
     MIN_SLICE_BYTES = 65536,  /* a block's slice of a row in clusters must carry at least
                                  this much of the buffered inputs to pay for the exchange of
-                                 inner sums per row (measured on an H100, docs/performance.md:
+                                 inner sums per row (measured on an H100, bench/results/h100-2026-11-21.md:
                                  slices of 40-48 KiB ran slower than the general path) */
     SCRATCH_BYTES = 4096      /* shared memory the kernel uses besides buffers */
 };
