@@ -369,6 +369,13 @@ static int minimum_batch(int64_t inner, int64_t rows)
     return inner >= 2048 ? 2 : 1;
 }
 
+/* Vectors of a row in each block's slice when `cluster` blocks share it
+ * (equal slices; the last one may be shorter). */
+static int64_t slice_vectors(int64_t inner, int vector, int cluster)
+{
+    return (inner / vector + cluster - 1) / cluster;
+}
+
 /* Fills a candidate for `threads` threads per block, each row split over
  * `cluster` blocks; false if it does not fit. */
 static bool make_candidate(const buffered_inputs *buffers, const fv_device *device,
@@ -376,7 +383,7 @@ static bool make_candidate(const buffered_inputs *buffers, const fv_device *devi
                            int cluster, candidate *c)
 {
     memset(c, 0, sizeof *c);
-    int64_t vectors = (inner / vector + cluster - 1) / cluster; /* of this block's slice */
+    int64_t vectors = slice_vectors(inner, vector, cluster);
     c->threads = threads;
     c->cluster = cluster;
     /* A row gets a power-of-two group of threads, at most the block; short
@@ -410,7 +417,7 @@ static bool search_blocks(const buffered_inputs *buffers, const fv_device *devic
                           int outer_reductions, int vector, int64_t inner, int64_t outer,
                           int cluster, candidate *best, fv_text *considered)
 {
-    int64_t vectors = (inner / vector + cluster - 1) / cluster;
+    int64_t vectors = slice_vectors(inner, vector, cluster);
     int batch_min = minimum_batch(inner / cluster, outer);
     int most = fv_family_pow2_ceil((vectors + batch_min - 1) / batch_min);
     if (most > 512)
@@ -569,8 +576,7 @@ static fv_status inner_outer_choose(const fv_segment_view *view, const fv_case *
     if (best.cluster > 1)
         snprintf(split, sizeof split, "rows split over clusters of %d blocks (%lld columns each), ",
                  best.cluster,
-                 (long long)((inner / params->vector + best.cluster - 1) / best.cluster *
-                             params->vector));
+                 (long long)(slice_vectors(inner, params->vector, best.cluster) * params->vector));
     snprintf(params->description, sizeof params->description,
              "multi-wave inner-outer persistent: %s%d x %d threads, batch %d of %d-element "
              "vectors, %s, ~%d registers (%d spare), %d blocks/SM (limited by %s), one wave of %d "
@@ -925,7 +931,7 @@ typedef struct persistent_emit {
     fv_text before_rows, row_start, fetch, prologue, load, stages, epilogue, partials,
         write_partials, stage_two, parameters;
     int scratch_per_row;        /* floats of reduction scratch per row of the block */
-    char cluster_setup[1024];    /* multi-wave in clusters: the block's place in its cluster */
+    fv_text cluster_setup;      /* multi-wave in clusters: the block's place in its cluster */
 } persistent_emit;
 
 /* Blocks per thread-block cluster sharing each row; 1 without clusters. */
@@ -934,23 +940,29 @@ static int cluster_blocks(const fv_schedule_params *params)
     return params->extra[EXTRA_CLUSTER] > 1 ? params->extra[EXTRA_CLUSTER] : 1;
 }
 
+/* True if blocks share rows in thread-block clusters. */
+static bool clustered(const fv_schedule_params *params)
+{
+    return cluster_blocks(params) > 1;
+}
+
 /* How the kernel indexes its shared row buffers and cache: by the column,
  * or in clusters by the offset within the block's slice of the row. */
 static const char *buffer_index(const fv_schedule_params *params)
 {
-    return cluster_blocks(params) > 1 ? "offset" : "column";
+    return clustered(params) ? "offset" : "column";
 }
 
 /* The index of this block's row group among `row_groups(params)` (the
  * grid-strided unit of rows): its block, or its cluster. */
 static const char *row_group(const fv_schedule_params *params)
 {
-    return cluster_blocks(params) > 1 ? "cluster_id" : "blockIdx.x";
+    return clustered(params) ? "cluster_id" : "blockIdx.x";
 }
 
 static const char *row_groups(const fv_schedule_params *params)
 {
-    return cluster_blocks(params) > 1 ? "cluster_count" : "gridDim.x";
+    return clustered(params) ? "cluster_count" : "gridDim.x";
 }
 
 /* The loop over a thread's batch of slices of the row (in clusters, of the
@@ -960,7 +972,7 @@ static void open_batch_loop(fv_emitter *e, const fv_schedule_params *params, con
     fv_codegen_line(e, "#pragma unroll");
     fv_codegen_line(e, "for (int b = 0; b < %d; ++b) {", params->serial);
     e->indent += 4;
-    if (cluster_blocks(params) > 1) {
+    if (clustered(params)) {
         fv_codegen_line(e, "const int offset = (b * %d + threadIdx.x) * %d;  // in the slice",
                         params->block_x, params->vector);
         fv_codegen_line(e, "const long long column = slice_start + offset;");
@@ -1080,7 +1092,7 @@ static fv_status emit_before_rows(persistent_emit *p)
         fv_codegen_line(e, "// %s: the same for every row, copied to shared memory once per block", label);
         fv_codegen_line(e, "%s *const cached%d = reinterpret_cast<%s *>(row_buffers + %zu);", type,
                         (int)v, type, offset);
-        if (cluster_blocks(params) > 1) {
+        if (clustered(params)) {
             fv_codegen_line(e, "for (int offset = (threadIdx.y * %d + threadIdx.x) * %d;",
                             params->block_x, params->vector);
             fv_codegen_line(e, "     offset < slice_length && slice_start + offset < inner; offset += %d)",
@@ -1375,7 +1387,7 @@ static void emit_group_sum(persistent_emit *p, const char *name, int level, int 
     else
         fv_codegen_line(&p->e, "fv_row_sum_group<%d, %d>(%s%d, reduction_scratch);",
                         p->params->block_x, count, name, level);
-    if (cluster_blocks(p->params) > 1)
+    if (clustered(p->params))
         fv_codegen_line(&p->e, "fv_cluster_sum<%d, %d>(%s%d, cluster_exchange, cluster_arrived, exchange_phase);",
                         cluster_blocks(p->params), count, name, level);
 }
@@ -1443,7 +1455,7 @@ static void emit_reduction_level(persistent_emit *p, int level)
             else
                 fv_codegen_line(e, "maximum%d = fv_row_max<%d>(maximum%d, reduction_scratch);", r,
                                 params->block_x, r);
-            if (cluster_blocks(params) > 1)
+            if (clustered(params))
                 fv_codegen_line(e, "maximum%d = fv_cluster_max<%d>(maximum%d, cluster_exchange, cluster_arrived, exchange_phase);",
                                 r, cluster_blocks(params), r);
             char maximum[32];
@@ -1542,7 +1554,7 @@ static void emit_epilogue(persistent_emit *p)
                                             !fv_codegen_spans_inner(p->view, fusion->outputs[o]));
     if (!any_row_output)
         return;
-    fv_codegen_line(e, cluster_blocks(p->params) > 1 ? "if (threadIdx.x == 0 && cluster_rank == 0) {"
+    fv_codegen_line(e, clustered(p->params) ? "if (threadIdx.x == 0 && cluster_rank == 0) {"
                                                      : "if (threadIdx.x == 0) {");
     e->indent += 4;
     for (int32_t o = 0; o < fusion->output_count; o++) {
@@ -1663,21 +1675,20 @@ static void free_emit(persistent_emit *p)
     fv_codegen_end(&p->e);
     fv_text *texts[] = {&p->before_rows, &p->row_start, &p->fetch, &p->prologue, &p->load,
                         &p->stages, &p->epilogue, &p->partials, &p->write_partials,
-                        &p->stage_two, &p->parameters};
+                        &p->stage_two, &p->parameters, &p->cluster_setup};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
         fv_text_free(texts[i]);
 }
 
 /* Multi-wave in clusters: the block's rank, its cluster (the row group),
  * the start of its slice of each row, and the exchange of inner sums. */
-static fv_status write_cluster_setup(persistent_emit *p)
+static void write_cluster_setup(persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
     int cluster = cluster_blocks(params);
-    p->cluster_setup[0] = '\0';
     if (cluster == 1)
-        return FV_OK;
-    int length = snprintf(p->cluster_setup, sizeof p->cluster_setup,
+        return;
+    fv_text_printf(&p->cluster_setup,
              "// A cluster of %d blocks takes each row group; each block an equal slice of the\n"
              "// columns (at most %d, its buffers' capacity).\n"
              "const unsigned cluster_rank = cooperative_groups::this_cluster().block_rank();\n"
@@ -1692,10 +1703,6 @@ static fv_status write_cluster_setup(persistent_emit *p)
              cluster, row_capacity(params), cluster, cluster, params->vector, cluster, cluster,
              params->vector, params->block_y, cluster, p->scratch_per_row / 32, params->block_y,
              cluster, p->scratch_per_row / 32);
-    if (length < 0 || (size_t)length >= sizeof p->cluster_setup)
-        FV_FAIL(FV_ERR_INTERNAL, "the cluster setup of a kernel is longer than %zu bytes",
-                sizeof p->cluster_setup);
-    return FV_OK;
 }
 
 static fv_status emit_sections(persistent_emit *p)
@@ -1710,7 +1717,8 @@ static fv_status emit_sections(persistent_emit *p)
     FV_CHECK_ALLOC(p->buffered_lines);
     p->e.buffered_load = (const char **)p->buffered_lines;
     p->scratch_per_row = scratch_per_row(&p->analysis);
-    FV_TRY(write_cluster_setup(p));
+    write_cluster_setup(p);
+    FV_TRY(fv_text_status(&p->cluster_setup));
     if (warp_specialized(p->kind)) {
         FV_TRY(emit_ws_before_rows(p));
         emit_ws_fetch(p);
@@ -1779,9 +1787,8 @@ static void fill_common(skeleton_fill *fill, const persistent_emit *p, const cha
 static void fill_multiwave(skeleton_fill *fill, const persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
-    bool clustered = cluster_blocks(params) > 1;
-    fill_text(fill, "CLUSTER_HELPERS", clustered ? fv_skeleton_cluster_exchange : "");
-    fill_text(fill, "CLUSTER_SETUP", p->cluster_setup);
+    fill_text(fill, "CLUSTER_HELPERS", clustered(params) ? fv_skeleton_cluster_exchange : "");
+    fill_text(fill, "CLUSTER_SETUP", fv_text_str(&p->cluster_setup));
     fill_number(fill, "THREADS", params->block_x * params->block_y);
     fill_number(fill, "MIN_BLOCKS", params->extra[EXTRA_MIN_BLOCKS]);
     fill_number(fill, "VECTOR", params->vector);

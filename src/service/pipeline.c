@@ -421,7 +421,7 @@ static fv_status launch_kernel(launch_sequence *s, int32_t k)
         .block = {(unsigned)shape->block[0], (unsigned)shape->block[1], (unsigned)shape->block[2]},
         .dynamic_shared_bytes = (unsigned)shape->dynamic_shared_bytes,
         .cooperative = shape->cooperative,
-        .cluster = shape->cluster > 1 ? (unsigned)shape->cluster : 0};
+        .cluster = (unsigned)shape->cluster};
     fv_status status = fv_rt_launch(s->pipeline->loaded[s->kernels[k]].function, &config,
                                     arguments);
     if (status != FV_OK)
