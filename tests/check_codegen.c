@@ -203,9 +203,15 @@ START_TEST(norm_backward_is_one_persistent_kernel)
     /* rows copied to shared memory with cp.async, the next row during this one */
     ck_assert_ptr_nonnull(strstr(code, "fv_copy_async<8>(buffer0_slots + (slot ^ 1) * 4096 + column, in0 + fetch_row * inner + column);"));
     ck_assert_ptr_nonnull(strstr(code, "fv_async_wait<1>();"));
-    /* the weight once per block, the row statistics one row ahead */
+    /* the weight once per block; the row statistics copied with their row,
+     * an entry per thread, and read after the wait */
     ck_assert_ptr_nonnull(strstr(code, "fv_copy_async<8>(cached2 + column, in2 + column);"));
-    ck_assert_ptr_nonnull(strstr(code, "row_next3 = in3["));
+    ck_assert_ptr_nonnull(strstr(code, "fv_copy_async<1>(stat3_slots + (slot ^ 1) * 128, in3 + fetch_row);"));
+    ck_assert_ptr_null(strstr(code, "row_next3"));
+    const char *wait = strstr(code, "fv_async_wait<1>();");
+    const char *read = strstr(code, "fv_to_float(stat3[0])");
+    ck_assert_ptr_nonnull(read);
+    ck_assert(wait != NULL && wait < read);
     ck_assert_ptr_nonnull(strstr(code, "workspace"));
     /* both of layer norm's inner reductions in one grouped block reduction */
     ck_assert_ptr_nonnull(strstr(code, "fv_row_sum_group<128, 2>(sums1, reduction_scratch);"));

@@ -225,7 +225,21 @@ typedef struct buffered_inputs {
     int cached_count;
     int32_t cached_values[FV_CASE_MAX_INPUTS];
     size_t cached_element_bytes[FV_CASE_MAX_INPUTS];
+    /* Row statistics (mean, invstd: one value per row) of 4 or 8 bytes: when
+     * the row buffers are in shared memory, each thread copies them with the
+     * row's other copies into its own entry of a shared slot. */
+    int stat_count;
+    int32_t stat_values[FV_CASE_MAX_INPUTS];
+    size_t stat_bytes;          /* of one row of all of them together */
 } buffered_inputs;
+
+/* Inputs along the rows only (row statistics such as mean and invstd). */
+static bool is_row_input(const fv_segment_view *view, int32_t value)
+{
+    const fv_value *v = &view->fusion->values[value];
+    return v->producer < 0 && v->input_index >= 0 && v->kind == FV_VALUE_TENSOR &&
+           fv_codegen_spans_outer(view, value) && !fv_codegen_spans_inner(view, value);
+}
 
 /* Inputs along the inner axis only, in a float type: worth caching. */
 static bool is_row_constant(const fv_segment_view *view, int32_t value)
@@ -249,6 +263,9 @@ static void find_buffered(const fv_segment_view *view, buffered_inputs *b)
         } else if (is_row_constant(view, v) && b->cached_count < FV_CASE_MAX_INPUTS) {
             b->cached_values[b->cached_count] = v;
             b->cached_element_bytes[b->cached_count++] = bytes;
+        } else if (is_row_input(view, v) && (bytes == 4 || bytes == 8)) {
+            b->stat_values[b->stat_count++] = v;
+            b->stat_bytes += bytes;
         }
     }
 }
@@ -269,7 +286,8 @@ static int round_up_16(int64_t bytes) { return (int)((bytes + 15) / 16 * 16); }
 
 /* Shared memory of a candidate's placement: the slots of the buffers in
  * shared memory ([block_y][row_capacity] elements each) and, if cached, one
- * row of each row-constant input. */
+ * row of each row-constant input, and the row statistics' slots ([threads]
+ * entries each) when any buffer is in shared memory. */
 static int64_t placement_bytes(const buffered_inputs *buffers, const candidate *c)
 {
     int64_t bytes = 0;
@@ -279,6 +297,8 @@ static int64_t placement_bytes(const buffered_inputs *buffers, const candidate *
                                  (int64_t)buffers->element_bytes[i]) * c->slots;
     for (int i = 0; c->cached && i < buffers->cached_count; i++)
         bytes += round_up_16((int64_t)c->row_capacity * (int64_t)buffers->cached_element_bytes[i]);
+    if (c->in_shared != 0)
+        bytes += round_up_16((int64_t)c->threads * (int64_t)buffers->stat_bytes) * c->slots;
     return bytes;
 }
 
@@ -321,6 +341,24 @@ static bool place_buffers(const buffered_inputs *buffers, const fv_device *devic
     return bytes <= budget && c->registers <= MAX_REGISTERS - 32 && c->registers <= cap;
 }
 
+/* Blocks per SM that fit the shared memory of one SM, with `bytes` of
+ * dynamic shared memory per block. */
+static int blocks_by_shared(const fv_device *device, int64_t bytes)
+{
+    return (int)(device->shared_per_sm / (bytes + SCRATCH_BYTES + 1024));
+}
+
+/* Registers per thread a candidate could still use at its blocks per SM. */
+static void set_spare(const fv_device *device, candidate *c)
+{
+    int available = c->blocks_per_sm > 0
+                        ? (device->registers_per_sm / (c->blocks_per_sm * c->threads)) / 8 * 8
+                        : 0;
+    if (available > MAX_REGISTERS)
+        available = MAX_REGISTERS;
+    c->spare = available - c->registers;
+}
+
 /* Blocks per SM a candidate allows: registers (allocated per warp in units
  * of 256), shared memory and threads. */
 static void occupancy(const fv_device *device, candidate *c)
@@ -328,7 +366,7 @@ static void occupancy(const fv_device *device, candidate *c)
     int warps = c->threads / 32;
     int registers_per_warp = ((c->registers * 32 + 255) / 256) * 256;
     int by_registers = device->registers_per_sm / (registers_per_warp * warps);
-    int by_shared = (int)(device->shared_per_sm / (c->shared_bytes + SCRATCH_BYTES + 1024));
+    int by_shared = blocks_by_shared(device, c->shared_bytes);
     int by_threads = device->max_threads_per_sm / c->threads;
     c->blocks_per_sm = by_registers;
     c->limit = "registers";
@@ -342,12 +380,24 @@ static void occupancy(const fv_device *device, candidate *c)
     }
     if (c->blocks_per_sm > 32)
         c->blocks_per_sm = 32;
-    int available = c->blocks_per_sm > 0
-                        ? (device->registers_per_sm / (c->blocks_per_sm * c->threads)) / 8 * 8
-                        : 0;
-    if (available > MAX_REGISTERS)
-        available = MAX_REGISTERS;
-    c->spare = available - c->registers;
+    set_spare(device, c);
+}
+
+/* Resident blocks per SM of a multi-wave inner-outer kernel: at most 3, and
+ * at most 2 when each thread holds 24 or more elements of a row.  Measured on
+ * an H100 (bench/results/h100-2026-11-21.md): bf16 layer-norm and RMS-norm
+ * backward at N = 16384 and H = 1024 to 4096 ran 4-14% faster so than at
+ * the 4 or 5 blocks their registers allow.  Fewer blocks per SM also mean
+ * fewer partial rows in the workspace for stage 2 to add. */
+static void cap_multiwave_blocks(const fv_device *device, int vector, candidate *c)
+{
+    int most = c->batch * vector >= 24 ? 2 : 3;
+    if (c->blocks_per_sm <= most)
+        return;
+    c->blocks_per_sm = most;
+    c->limit = c->batch * vector >= 24 ? "the multi-wave rule: 2 with 24+ elements per thread"
+                                        : "the multi-wave rule: at most 3";
+    set_spare(device, c);
 }
 
 /* nvFuser's ranking: spare registers first; then more warps per SM when
@@ -480,6 +530,8 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
         FV_FAIL(FV_ERR_UNSUPPORTED,
                 "a row of %lld elements does not fit the persistent budgets (%s)",
                 (long long)inner, fv_text_str(considered));
+    if (outer_reductions > 0)
+        cap_multiwave_blocks(device, vector, best);
     /* One wave of whole clusters; at least 8 rows per block (row group). */
     int64_t groups = (int64_t)best->blocks_per_sm * device->sm_count / best->cluster;
     int64_t most_useful = outer / (8 * best->block_y);
@@ -1003,8 +1055,34 @@ static int row_capacity(const fv_schedule_params *params)
     return params->serial * params->block_x * params->vector;
 }
 
+/* Row slots per shared buffer (1 when the rows are not prefetched). */
+static int row_slots(const fv_schedule_params *params)
+{
+    return params->extra[EXTRA_SLOTS] > 1 ? params->extra[EXTRA_SLOTS] : 1;
+}
+
+/* True if any buffered input is in shared memory: the kernel then copies
+ * each row with cp.async, row statistics included. */
+static bool any_buffer_in_shared(const fv_schedule_params *params)
+{
+    return params->extra[EXTRA_IN_SHARED] != 0;
+}
+
+/* True if row statistic `value` is copied into shared memory with its row
+ * (else it is loaded one row ahead into a register). */
+static bool stat_in_shared(const persistent_emit *p, int32_t value)
+{
+    if (!any_buffer_in_shared(p->params))
+        return false;
+    for (int i = 0; i < p->buffers.stat_count; i++)
+        if (p->buffers.stat_values[i] == value)
+            return true;
+    return false;
+}
+
 /* Issues this thread's copies of row `row` (an expression) into row slot
- * `slot` of every shared buffer, and commits them as one group. */
+ * `slot` of every shared buffer and of the row statistics, and commits them
+ * as one group. */
 static void emit_fetch(persistent_emit *p, const char *row, const char *slot)
 {
     const fv_schedule_params *params = p->params;
@@ -1023,17 +1101,16 @@ static void emit_fetch(persistent_emit *p, const char *row, const char *slot)
                         fv_codegen_input_position(p->view->fusion, v));
     }
     close_batch_loop(e);
+    for (int i = 0; i < p->buffers.stat_count; i++) {
+        int32_t v = p->buffers.stat_values[i];
+        fv_codegen_line(e, "if (fetch_row < outer)");
+        fv_codegen_line(e, "    fv_copy_async<1>(stat%d_slots + (%s) * %d, in%d + fetch_row);", (int)v,
+                        slot, params->block_x * params->block_y,
+                        fv_codegen_input_position(p->view->fusion, v));
+    }
     e->indent -= 4;
     fv_codegen_line(e, "}");
     fv_codegen_line(e, "fv_async_commit();");
-}
-
-/* Inputs along the rows only (row statistics such as mean and invstd). */
-static bool is_row_input(const fv_segment_view *view, int32_t value)
-{
-    const fv_value *v = &view->fusion->values[value];
-    return v->producer < 0 && v->input_index >= 0 && v->kind == FV_VALUE_TENSOR &&
-           fv_codegen_spans_outer(view, value) && !fv_codegen_spans_inner(view, value);
 }
 
 static fv_status set_buffered_line(persistent_emit *p, int32_t value, const char *format, ...)
@@ -1051,6 +1128,16 @@ static fv_status set_buffered_line(persistent_emit *p, int32_t value, const char
     return FV_OK;
 }
 
+/* The line reading row statistic `value` from `source` (this row's shared
+ * entry "stat<value>[0]", or the prefetched register "row_value<value>"). */
+static fv_status set_stat_line(persistent_emit *p, int32_t value, const char *source)
+{
+    fv_dtype dtype = p->view->fusion->values[value].dtype;
+    if (fv_dtype_is_float(dtype) && dtype != FV_F64)
+        return set_buffered_line(p, value, "const float v%d = fv_to_float(%s);", (int)value, source);
+    return set_buffered_line(p, value, "const auto v%d = %s;", (int)value, source);
+}
+
 /* Before the row loop: the shared buffers' slots, the row-constant inputs
  * copied once per block, and the first row's copies and row statistics. */
 static fv_status emit_before_rows(persistent_emit *p)
@@ -1060,7 +1147,7 @@ static fv_status emit_before_rows(persistent_emit *p)
     fv_emitter *e = &p->e;
     e->out = &p->before_rows;
     int capacity = row_capacity(params);
-    int slots = params->extra[EXTRA_SLOTS] > 1 ? 2 : 1;
+    int slots = row_slots(params);
     size_t offset = 0;
     bool any_shared = false;
     for (int i = 0; i < p->buffers.count; i++) {
@@ -1117,6 +1204,21 @@ static fv_status emit_before_rows(persistent_emit *p)
         fv_codegen_line(e, "fv_async_wait<0>();");
         fv_codegen_line(e, "__syncthreads();  // every thread reads what the others copied");
     }
+    for (int i = 0; any_shared && i < p->buffers.stat_count; i++) {
+        int32_t v = p->buffers.stat_values[i];
+        const char *type = fv_codegen_storage_type(fusion->values[v].dtype);
+        char label[40];
+        fv_ir_value_label(fusion, v, label);
+        fv_codegen_line(e, "// %s: copied with each row's inputs, an entry per thread in each row slot",
+                        label);
+        fv_codegen_line(e, "%s *const stat%d_slots = reinterpret_cast<%s *>(row_buffers + %zu) + threadIdx.y * %d + threadIdx.x;",
+                        type, (int)v, type, offset, params->block_x);
+        size_t bytes = fv_dtype_size(fusion->values[v].dtype);
+        offset += bytes * (size_t)(params->block_x * params->block_y) * (size_t)slots;
+        char source[40];
+        snprintf(source, sizeof source, "stat%d[0]", (int)v);
+        FV_TRY(set_stat_line(p, v, source));
+    }
     if (any_shared && slots == 2) {
         char first_row[96];
         snprintf(first_row, sizeof first_row, "(long long)%s * %d + threadIdx.y",
@@ -1124,10 +1226,10 @@ static fv_status emit_before_rows(persistent_emit *p)
         fv_codegen_line(e, "// The first row's copies; each row then issues the next one's.");
         emit_fetch(p, first_row, "0");
     }
-    /* Row statistics: loaded one row ahead into registers. */
+    /* Other row statistics: loaded one row ahead into registers. */
     for (int32_t i = 0; i < fusion->input_count; i++) {
         int32_t v = fusion->inputs[i];
-        if (!is_row_input(p->view, v))
+        if (!is_row_input(p->view, v) || stat_in_shared(p, v))
             continue;
         int position = fv_codegen_input_position(fusion, v);
         char label[40];
@@ -1137,30 +1239,28 @@ static fv_status emit_before_rows(persistent_emit *p)
                         (int)v, row_group(params), params->block_y);
         fv_codegen_line(e, "auto row_next%d = in%d[first_row%d < outer ? first_row%d : 0];", (int)v,
                         position, (int)v, (int)v);
-        bool float_type = fv_dtype_is_float(fusion->values[v].dtype) &&
-                          fusion->values[v].dtype != FV_F64;
-        FV_TRY(set_buffered_line(p, v, float_type ? "const float v%d = fv_to_float(row_value%d);"
-                                                  : "const auto v%d = row_value%d;",
-                                 (int)v, (int)v));
+        char source[40];
+        snprintf(source, sizeof source, "row_value%d", (int)v);
+        FV_TRY(set_stat_line(p, v, source));
     }
     return FV_OK;
 }
 
 /* At the start of each row: take the prefetched row statistics, point the
- * buffers at this row's slot and issue the copies of the next row (or, with
- * one slot, of this row). */
+ * buffers and statistics at this row's slot, issue the copies of the next
+ * row (or, with one slot, of this row) and wait for this row's. */
 static void emit_row_start(persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
     const fv_fusion *fusion = p->view->fusion;
     fv_emitter *e = &p->e;
     e->out = &p->row_start;
-    int slots = params->extra[EXTRA_SLOTS] > 1 ? 2 : 1;
+    int slots = row_slots(params);
     int slot_elements = row_capacity(params) * params->block_y;
     bool any_shared = false;
     for (int32_t i = 0; i < fusion->input_count; i++) {
         int32_t v = fusion->inputs[i];
-        if (!is_row_input(p->view, v))
+        if (!is_row_input(p->view, v) || stat_in_shared(p, v))
             continue;
         fv_codegen_line(e, "const auto row_value%d = row_next%d;", (int)v, (int)v);
         fv_codegen_line(e, "row_next%d = in%d[row + row_stride < outer ? row + row_stride : 0];",
@@ -1180,30 +1280,34 @@ static void emit_row_start(persistent_emit *p)
     }
     if (!any_shared)
         return;
+    for (int i = 0; i < p->buffers.stat_count; i++) {
+        int32_t v = p->buffers.stat_values[i];
+        const char *type = fv_codegen_storage_type(fusion->values[v].dtype);
+        if (slots == 2)
+            fv_codegen_line(e, "const %s *const stat%d = stat%d_slots + slot * %d;", type, (int)v,
+                            (int)v, params->block_x * params->block_y);
+        else
+            fv_codegen_line(e, "const %s *const stat%d = stat%d_slots;", type, (int)v, (int)v);
+    }
     if (slots == 2) {
         fv_codegen_line(e, "// The next row's copies, in flight while this row is computed.");
         emit_fetch(p, "row + row_stride", "slot ^ 1");
     } else {
         emit_fetch(p, "row", "0");
     }
+    fv_codegen_line(e, "fv_async_wait<%d>();  // this row's copies have landed", slots - 1);
 }
 
-/* Waits for this row's copies, then loads the buffers kept in registers
- * (float[batch][vector]). */
+/* Loads the buffers kept in registers (float[batch][vector]); the row
+ * start has waited for this row's copies. */
 static void emit_load_row(persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
     fv_emitter *e = &p->e;
     e->out = &p->load;
-    bool any_shared = false, any_registers = false;
-    for (int i = 0; i < p->buffers.count; i++) {
-        any_shared = any_shared || buffer_in_shared(params, i);
+    bool any_registers = false;
+    for (int i = 0; i < p->buffers.count; i++)
         any_registers = any_registers || !buffer_in_shared(params, i);
-    }
-    if (any_shared) {
-        int slots = params->extra[EXTRA_SLOTS] > 1 ? 2 : 1;
-        fv_codegen_line(e, "fv_async_wait<%d>();  // this row's copies have landed", slots - 1);
-    }
     if (!any_registers)
         return;
     for (int i = 0; i < p->buffers.count; i++) {
