@@ -160,7 +160,8 @@ END_TEST
 /* nvFuser's multi-wave example (nvfuser.md 1.2) on H100: layer-norm backward
  * at 16384 x 4096 bf16 takes 128 threads with batch 4, whose registers allow
  * 4 blocks per SM (nvFuser's one wave of 528 blocks); with 32 elements per
- * thread our measured multi-wave rule keeps 2 blocks per SM: 264 blocks. */
+ * thread our measured multi-wave rule keeps about 8 warps per SM: 2 blocks,
+ * 264 in all. */
 START_TEST(multi_wave_example_on_h100)
 {
     fv_case *c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 16384, 4096, 0);
@@ -173,6 +174,16 @@ START_TEST(multi_wave_example_on_h100)
     ck_assert_ptr_nonnull(strstr(chosen.params.description, "batch 4, ~128 registers, 4 blocks/SM"));
     ck_assert_int_eq(chosen.launch.grid[0], 264);
     ck_assert_ptr_nonnull(strstr(chosen.params.description, "2 blocks/SM (limited by the multi-wave rule"));
+    fv_case_free(c);
+    /* at H = 8192: 256 threads with batch 4 (32 elements each), 2 blocks/SM
+     * by registers, 1 (8 warps) by the rule */
+    c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 16384, 8192, 0);
+    ck_assert_ptr_nonnull(c);
+    choose_for(c, "H100", &chosen);
+    ck_assert_int_eq(chosen.params.block_x * chosen.params.block_y, 256);
+    ck_assert_int_eq(chosen.params.serial, 4);
+    ck_assert_int_eq(chosen.launch.grid[0], 132);
+    ck_assert_ptr_nonnull(strstr(chosen.params.description, "1 blocks/SM (limited by the multi-wave rule"));
     fv_case_free(c);
 }
 END_TEST

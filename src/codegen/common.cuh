@@ -43,26 +43,6 @@ __device__ __forceinline__ void fv_load(const T *__restrict__ p, float (&out)[N]
         out[lane] = fv_to_float(raw.element[lane]);
 }
 
-// bf16 is the upper half of a float: each 32-bit word holding two bf16 values
-// gives its two floats by one shift and one mask (the element-wise form above
-// takes a byte permute and a shift for the upper one).  Bit-exact.
-template <int N>
-__device__ __forceinline__ void fv_load(const __nv_bfloat16 *__restrict__ p, float (&out)[N])
-{
-    if constexpr (N % 2 == 0) {
-        const fv_vector<unsigned, N / 2> raw = *reinterpret_cast<const fv_vector<unsigned, N / 2> *>(p);
-#pragma unroll
-        for (int word = 0; word < N / 2; ++word) {
-            out[2 * word] = __uint_as_float(raw.element[word] << 16);
-            out[2 * word + 1] = __uint_as_float(raw.element[word] & 0xffff0000u);
-        }
-    } else {
-#pragma unroll
-        for (int lane = 0; lane < N; ++lane)
-            out[lane] = __bfloat162float(p[lane]);
-    }
-}
-
 // Stores N floats as consecutive elements of type T starting at p (aligned).
 template <int N, typename T>
 __device__ __forceinline__ void fv_store(T *__restrict__ p, const float (&in)[N])

@@ -287,7 +287,8 @@ static int round_up_16(int64_t bytes) { return (int)((bytes + 15) / 16 * 16); }
 /* Shared memory of a candidate's placement: the slots of the buffers in
  * shared memory ([block_y][row_capacity] elements each) and, if cached, one
  * row of each row-constant input, and the row statistics' slots ([threads]
- * entries each) when any buffer is in shared memory. */
+ * entries each) when any buffer is in shared memory and rows are not split
+ * over clusters (see stats_in_shared). */
 static int64_t placement_bytes(const buffered_inputs *buffers, const candidate *c)
 {
     int64_t bytes = 0;
@@ -297,7 +298,7 @@ static int64_t placement_bytes(const buffered_inputs *buffers, const candidate *
                                  (int64_t)buffers->element_bytes[i]) * c->slots;
     for (int i = 0; c->cached && i < buffers->cached_count; i++)
         bytes += round_up_16((int64_t)c->row_capacity * (int64_t)buffers->cached_element_bytes[i]);
-    if (c->in_shared != 0)
+    if (c->in_shared != 0 && c->cluster <= 1)
         bytes += round_up_16((int64_t)c->threads * (int64_t)buffers->stat_bytes) * c->slots;
     return bytes;
 }
@@ -383,20 +384,22 @@ static void occupancy(const fv_device *device, candidate *c)
     set_spare(device, c);
 }
 
-/* Resident blocks per SM of a multi-wave inner-outer kernel: at most 3, and
- * at most 2 when each thread holds 24 or more elements of a row.  Measured on
- * an H100 (bench/results/h100-2026-11-21.md): bf16 layer-norm and RMS-norm
- * backward at N = 16384 and H = 1024 to 4096 ran 4-14% faster so than at
- * the 4 or 5 blocks their registers allow.  Fewer blocks per SM also mean
- * fewer partial rows in the workspace for stage 2 to add. */
+/* Resident blocks per SM of a multi-wave inner-outer kernel: at most 3; when
+ * each thread holds 24 or more elements of a row, about 8 warps per SM (2
+ * blocks of 128 threads, 1 of 256 or more).  Measured on an H100
+ * (bench/results/h100-2026-11-21.md): bf16 and fp16 layer-norm and RMS-norm
+ * backward at N = 16384 and H = 1024 to 8192 ran 4-14% faster so than at
+ * the 2 to 6 blocks their registers allow; fp32 within -0.6..+4.6%.  Fewer
+ * blocks per SM also mean fewer partial rows in the workspace for stage 2. */
 static void cap_multiwave_blocks(const fv_device *device, int vector, candidate *c)
 {
-    int most = c->batch * vector >= 24 ? 2 : 3;
+    bool long_slices = c->batch * vector >= 24;
+    int most = long_slices ? (c->threads >= 256 ? 1 : 256 / c->threads) : 3;
     if (c->blocks_per_sm <= most)
         return;
     c->blocks_per_sm = most;
-    c->limit = c->batch * vector >= 24 ? "the multi-wave rule: 2 with 24+ elements per thread"
-                                        : "the multi-wave rule: at most 3";
+    c->limit = long_slices ? "the multi-wave rule: ~8 warps/SM with 24+ elements per thread"
+                           : "the multi-wave rule: at most 3";
     set_spare(device, c);
 }
 
@@ -1068,11 +1071,19 @@ static bool any_buffer_in_shared(const fv_schedule_params *params)
     return params->extra[EXTRA_IN_SHARED] != 0;
 }
 
-/* True if row statistic `value` is copied into shared memory with its row
- * (else it is loaded one row ahead into a register). */
+/* True if the row statistics are copied into shared memory with their row:
+ * the row buffers are there and the rows are not split over clusters (else
+ * each statistic is loaded one row ahead into a register, and the kernel is
+ * as before this copy existed: the clustered kernels were measured so). */
+static bool stats_in_shared(const persistent_emit *p)
+{
+    return p->buffers.stat_count > 0 && any_buffer_in_shared(p->params) && !clustered(p->params);
+}
+
+/* True if row statistic `value` is copied into shared memory with its row. */
 static bool stat_in_shared(const persistent_emit *p, int32_t value)
 {
-    if (!any_buffer_in_shared(p->params))
+    if (!stats_in_shared(p))
         return false;
     for (int i = 0; i < p->buffers.stat_count; i++)
         if (p->buffers.stat_values[i] == value)
@@ -1101,7 +1112,7 @@ static void emit_fetch(persistent_emit *p, const char *row, const char *slot)
                         fv_codegen_input_position(p->view->fusion, v));
     }
     close_batch_loop(e);
-    for (int i = 0; i < p->buffers.stat_count; i++) {
+    for (int i = 0; stats_in_shared(p) && i < p->buffers.stat_count; i++) {
         int32_t v = p->buffers.stat_values[i];
         fv_codegen_line(e, "if (fetch_row < outer)");
         fv_codegen_line(e, "    fv_copy_async<1>(stat%d_slots + (%s) * %d, in%d + fetch_row);", (int)v,
@@ -1204,7 +1215,7 @@ static fv_status emit_before_rows(persistent_emit *p)
         fv_codegen_line(e, "fv_async_wait<0>();");
         fv_codegen_line(e, "__syncthreads();  // every thread reads what the others copied");
     }
-    for (int i = 0; any_shared && i < p->buffers.stat_count; i++) {
+    for (int i = 0; any_shared && stats_in_shared(p) && i < p->buffers.stat_count; i++) {
         int32_t v = p->buffers.stat_values[i];
         const char *type = fv_codegen_storage_type(fusion->values[v].dtype);
         char label[40];
@@ -1248,7 +1259,8 @@ static fv_status emit_before_rows(persistent_emit *p)
 
 /* At the start of each row: take the prefetched row statistics, point the
  * buffers and statistics at this row's slot, issue the copies of the next
- * row (or, with one slot, of this row) and wait for this row's. */
+ * row (or, with one slot, of this row) and, if the statistics came with
+ * them, wait for this row's. */
 static void emit_row_start(persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
@@ -1280,7 +1292,7 @@ static void emit_row_start(persistent_emit *p)
     }
     if (!any_shared)
         return;
-    for (int i = 0; i < p->buffers.stat_count; i++) {
+    for (int i = 0; stats_in_shared(p) && i < p->buffers.stat_count; i++) {
         int32_t v = p->buffers.stat_values[i];
         const char *type = fv_codegen_storage_type(fusion->values[v].dtype);
         if (slots == 2)
@@ -1295,19 +1307,26 @@ static void emit_row_start(persistent_emit *p)
     } else {
         emit_fetch(p, "row", "0");
     }
-    fv_codegen_line(e, "fv_async_wait<%d>();  // this row's copies have landed", slots - 1);
+    if (stats_in_shared(p))  /* before the row prologue reads them */
+        fv_codegen_line(e, "fv_async_wait<%d>();  // this row's copies have landed", slots - 1);
 }
 
-/* Loads the buffers kept in registers (float[batch][vector]); the row
- * start has waited for this row's copies. */
+/* Waits for this row's copies (unless the row start did, for the row
+ * statistics), then loads the buffers kept in registers
+ * (float[batch][vector]). */
 static void emit_load_row(persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
     fv_emitter *e = &p->e;
     e->out = &p->load;
-    bool any_registers = false;
-    for (int i = 0; i < p->buffers.count; i++)
+    bool any_shared = false, any_registers = false;
+    for (int i = 0; i < p->buffers.count; i++) {
+        any_shared = any_shared || buffer_in_shared(params, i);
         any_registers = any_registers || !buffer_in_shared(params, i);
+    }
+    if (any_shared && !stats_in_shared(p))
+        fv_codegen_line(e, "fv_async_wait<%d>();  // this row's copies have landed",
+                        row_slots(params) - 1);
     if (!any_registers)
         return;
     for (int i = 0; i < p->buffers.count; i++) {
