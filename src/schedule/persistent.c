@@ -226,8 +226,9 @@ typedef struct buffered_inputs {
     int32_t cached_values[FV_CASE_MAX_INPUTS];
     size_t cached_element_bytes[FV_CASE_MAX_INPUTS];
     /* Row statistics (mean, invstd: one value per row) of 4 or 8 bytes: when
-     * the row buffers are in shared memory, each thread copies them with the
-     * row's other copies into its own entry of a shared slot. */
+     * the row buffers are in shared memory and rows are not split over
+     * clusters, each thread copies them with the row's other copies into its
+     * own entry of a shared slot (stats_in_shared). */
     int stat_count;
     int32_t stat_values[FV_CASE_MAX_INPUTS];
     size_t stat_bytes;          /* of one row of all of them together */
@@ -263,7 +264,8 @@ static void find_buffered(const fv_segment_view *view, buffered_inputs *b)
         } else if (is_row_constant(view, v) && b->cached_count < FV_CASE_MAX_INPUTS) {
             b->cached_values[b->cached_count] = v;
             b->cached_element_bytes[b->cached_count++] = bytes;
-        } else if (is_row_input(view, v) && (bytes == 4 || bytes == 8)) {
+        } else if (is_row_input(view, v) && (bytes == 4 || bytes == 8) &&
+                   b->stat_count < FV_CASE_MAX_INPUTS) {
             b->stat_values[b->stat_count++] = v;
             b->stat_bytes += bytes;
         }
@@ -342,13 +344,6 @@ static bool place_buffers(const buffered_inputs *buffers, const fv_device *devic
     return bytes <= budget && c->registers <= MAX_REGISTERS - 32 && c->registers <= cap;
 }
 
-/* Blocks per SM that fit the shared memory of one SM, with `bytes` of
- * dynamic shared memory per block. */
-static int blocks_by_shared(const fv_device *device, int64_t bytes)
-{
-    return (int)(device->shared_per_sm / (bytes + SCRATCH_BYTES + 1024));
-}
-
 /* Registers per thread a candidate could still use at its blocks per SM. */
 static void set_spare(const fv_device *device, candidate *c)
 {
@@ -367,7 +362,7 @@ static void occupancy(const fv_device *device, candidate *c)
     int warps = c->threads / 32;
     int registers_per_warp = ((c->registers * 32 + 255) / 256) * 256;
     int by_registers = device->registers_per_sm / (registers_per_warp * warps);
-    int by_shared = blocks_by_shared(device, c->shared_bytes);
+    int by_shared = (int)(device->shared_per_sm / (c->shared_bytes + SCRATCH_BYTES + 1024));
     int by_threads = device->max_threads_per_sm / c->threads;
     c->blocks_per_sm = by_registers;
     c->limit = "registers";
@@ -1215,7 +1210,7 @@ static fv_status emit_before_rows(persistent_emit *p)
         fv_codegen_line(e, "fv_async_wait<0>();");
         fv_codegen_line(e, "__syncthreads();  // every thread reads what the others copied");
     }
-    for (int i = 0; any_shared && stats_in_shared(p) && i < p->buffers.stat_count; i++) {
+    for (int i = 0; stats_in_shared(p) && i < p->buffers.stat_count; i++) {
         int32_t v = p->buffers.stat_values[i];
         const char *type = fv_codegen_storage_type(fusion->values[v].dtype);
         char label[40];
