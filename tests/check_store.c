@@ -2,6 +2,8 @@
  * HDF5 helpers it is built on (common/h5util.h). */
 #include <check.h>
 #include <dirent.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -740,6 +742,38 @@ END_TEST
 
 /* ------------------------------------------------------------- h5util */
 
+/* A thread other than the first to call fv_h5_init gets HDF5's printing
+ * turned off too (thread-safe builds keep it per thread), and its failures
+ * still carry the innermost HDF5 description (printing consumes the stack). */
+static void *quiet_thread(void *unused)
+{
+    (void)unused;
+    bool *quiet = malloc(sizeof *quiet);
+    if (quiet == NULL || fv_h5_init() != FV_OK)
+        return quiet;
+    H5E_auto2_t printer = NULL;
+    void *data = NULL;
+    *quiet = H5Eget_auto2(H5E_DEFAULT, &printer, &data) >= 0 && printer == NULL;
+    const char *missing = fv_test_path("no-such-file-either.h5");
+    hid_t file = H5Fopen(missing, H5F_ACC_RDONLY, H5P_DEFAULT);
+    fv_h5_raise(FV_ERR_HDF5, __FILE__, __LINE__, missing, "opening %s", "from a thread");
+    *quiet = *quiet && file < 0 && strstr(fv_error_message(), "unable to open file") != NULL;
+    return quiet;
+}
+
+START_TEST(test_h5_quiet_in_every_thread)
+{
+    FV_ASSERT_OK(fv_h5_init());
+    pthread_t thread;
+    ck_assert_int_eq(pthread_create(&thread, NULL, quiet_thread, NULL), 0);
+    void *result = NULL;
+    ck_assert_int_eq(pthread_join(thread, &result), 0);
+    ck_assert_ptr_nonnull(result);
+    ck_assert(*(bool *)result);
+    free(result);
+}
+END_TEST
+
 START_TEST(test_h5_errors_and_attributes)
 {
     FV_ASSERT_OK(fv_h5_init());
@@ -842,6 +876,7 @@ static Suite *make_suite(void)
 
     TCase *h5util = tcase_create("h5util");
     tcase_add_test(h5util, test_h5_errors_and_attributes);
+    tcase_add_test(h5util, test_h5_quiet_in_every_thread);
     suite_add_tcase(suite, h5util);
     return suite;
 }

@@ -18,18 +18,24 @@ enum {
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static herr_t init_result = -1;
+/* In a thread-safe HDF5 build each thread has its own default error stack,
+ * and with it its own automatic printing: it is turned off per thread. */
+static _Thread_local bool thread_quiet;
 
 static void initialize(void)
 {
-    if (H5open() < 0)
-        return;
-    init_result = H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    init_result = H5open();
 }
 
 fv_status fv_h5_init(void)
 {
     if (pthread_once(&init_once, initialize) != 0 || init_result < 0)
         FV_FAIL(FV_ERR_HDF5, "cannot initialize the HDF5 library");
+    if (!thread_quiet) {
+        if (H5Eset_auto2(H5E_DEFAULT, NULL, NULL) < 0)
+            FV_FAIL(FV_ERR_HDF5, "cannot turn off HDF5's error printing");
+        thread_quiet = true;
+    }
     return FV_OK;
 }
 

@@ -23,8 +23,9 @@
 
 #include "common/status.h"
 
-/* One-time setup, safe to call any number of times: opens the library and
- * turns off HDF5's automatic error printing (H5Eset_auto2).  FV_ERR_HDF5 if
+/* Setup, safe to call any number of times from any thread: opens the library
+ * once and turns off HDF5's automatic error printing (H5Eset_auto2) for the
+ * calling thread (thread-safe builds keep it per thread).  FV_ERR_HDF5 if
  * HDF5 cannot be initialized. */
 fv_status fv_h5_init(void);
 
