@@ -73,6 +73,9 @@ fv_status fv_h5_raise(fv_status status, const char *file, int line, const char *
     if (H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, summarize_entry, &summary) < 0 || !summary.found)
         snprintf(summary.innermost, sizeof summary.innermost, "no HDF5 error detail");
     last_failure_checksum = summary.checksum;
+    /* The stack is in our message now; its entries would otherwise stay
+     * allocated until the thread's next HDF5 call (or, at its exit, leak). */
+    H5Eclear2(H5E_DEFAULT);
 
     char what[MESSAGE_CAPACITY];
     va_list args;

@@ -35,7 +35,7 @@ fv_status fv_h5_init(void);
  * after the failing HDF5 call, before any other HDF5 call clears the stack.
  * `path` says where (normally the file's path; an object path such as
  * "/outputs/0" when the caller adds the file itself) and may be NULL.
- * Returns `status`.  Use through
+ * Clears the stack once read.  Returns `status`.  Use through
  * FV_H5_CHECK / FV_H5_CHECK_GOTO. */
 fv_status fv_h5_raise(fv_status status, const char *file, int line, const char *path,
                       const char *format, ...) __attribute__((format(printf, 5, 6)));
