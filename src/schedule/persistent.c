@@ -226,9 +226,8 @@ typedef struct buffered_inputs {
     int32_t cached_values[FV_CASE_MAX_INPUTS];
     size_t cached_element_bytes[FV_CASE_MAX_INPUTS];
     /* Row statistics (mean, invstd: one value per row) of 4 or 8 bytes: when
-     * the row buffers are in shared memory and rows are not split over
-     * clusters, each thread copies them with the row's other copies into its
-     * own entry of a shared slot (stats_in_shared). */
+     * they travel with their rows (stats_with_rows), each thread copies them
+     * with the row's other copies into its own entry of a shared slot. */
     int stat_count;
     int32_t stat_values[FV_CASE_MAX_INPUTS];
     size_t stat_bytes;          /* of one row of all of them together */
@@ -272,6 +271,25 @@ static void find_buffered(const fv_segment_view *view, buffered_inputs *b)
     }
 }
 
+/* Bytes of one row of every buffered input together, per element. */
+static size_t row_element_bytes(const buffered_inputs *buffers)
+{
+    size_t bytes = 0;
+    for (int i = 0; i < buffers->count; i++)
+        bytes += buffers->element_bytes[i];
+    return bytes;
+}
+
+/* True if the row statistics travel with their row (copied into shared
+ * memory in the row's commit group): some row buffer is in shared memory
+ * (`in_shared`, a bit per buffer) and rows are not split over clusters of
+ * `cluster` blocks; else they are loaded one row ahead into registers (the
+ * clustered kernels were measured so). */
+static bool stats_with_rows(unsigned in_shared, int cluster)
+{
+    return in_shared != 0 && cluster <= 1;
+}
+
 typedef struct candidate {
     int threads, block_x, block_y, batch;
     int cluster;               /* blocks sharing each row (a slice each), 1: none */
@@ -289,8 +307,7 @@ static int round_up_16(int64_t bytes) { return (int)((bytes + 15) / 16 * 16); }
 /* Shared memory of a candidate's placement: the slots of the buffers in
  * shared memory ([block_y][row_capacity] elements each) and, if cached, one
  * row of each row-constant input, and the row statistics' slots ([threads]
- * entries each) when any buffer is in shared memory and rows are not split
- * over clusters (see stats_in_shared). */
+ * entries each) when they travel with their rows. */
 static int64_t placement_bytes(const buffered_inputs *buffers, const candidate *c)
 {
     int64_t bytes = 0;
@@ -300,7 +317,7 @@ static int64_t placement_bytes(const buffered_inputs *buffers, const candidate *
                                  (int64_t)buffers->element_bytes[i]) * c->slots;
     for (int i = 0; c->cached && i < buffers->cached_count; i++)
         bytes += round_up_16((int64_t)c->row_capacity * (int64_t)buffers->cached_element_bytes[i]);
-    if (c->in_shared != 0 && c->cluster <= 1)
+    if (stats_with_rows(c->in_shared, c->cluster))
         bytes += round_up_16((int64_t)c->threads * (int64_t)buffers->stat_bytes) * c->slots;
     return bytes;
 }
@@ -511,9 +528,7 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     find_buffered(view, &buffers);
     int vector = fv_family_vector_width(view, inner);
     bool found = false;
-    int64_t row_bytes = 0; /* of the buffered inputs */
-    for (int i = 0; i < buffers.count; i++)
-        row_bytes += inner * (int64_t)buffers.element_bytes[i];
+    int64_t row_bytes = inner * (int64_t)row_element_bytes(&buffers);
     for (int cluster = 1; !found && cluster <= max_cluster; cluster *= 2) {
         if (cluster > 1 && row_bytes / cluster < MIN_SLICE_BYTES) {
             fv_text_printf(considered, "; clusters of %d: slices of %lld bytes, under the %d "
@@ -1059,20 +1074,12 @@ static int row_slots(const fv_schedule_params *params)
     return params->extra[EXTRA_SLOTS] > 1 ? params->extra[EXTRA_SLOTS] : 1;
 }
 
-/* True if any buffered input is in shared memory: the kernel then copies
- * each row with cp.async, row statistics included. */
-static bool any_buffer_in_shared(const fv_schedule_params *params)
-{
-    return params->extra[EXTRA_IN_SHARED] != 0;
-}
-
-/* True if the row statistics are copied into shared memory with their row:
- * the row buffers are there and the rows are not split over clusters (else
- * each statistic is loaded one row ahead into a register, and the kernel is
- * as before this copy existed: the clustered kernels were measured so). */
+/* True if the kernel's row statistics are copied into shared memory with
+ * their row (stats_with_rows). */
 static bool stats_in_shared(const persistent_emit *p)
 {
-    return p->buffers.stat_count > 0 && any_buffer_in_shared(p->params) && !clustered(p->params);
+    return p->buffers.stat_count > 0 &&
+           stats_with_rows((unsigned)p->params->extra[EXTRA_IN_SHARED], cluster_blocks(p->params));
 }
 
 /* True if row statistic `value` is copied into shared memory with its row. */
@@ -1314,12 +1321,9 @@ static void emit_load_row(persistent_emit *p)
     const fv_schedule_params *params = p->params;
     fv_emitter *e = &p->e;
     e->out = &p->load;
-    bool any_shared = false, any_registers = false;
-    for (int i = 0; i < p->buffers.count; i++) {
-        any_shared = any_shared || buffer_in_shared(params, i);
-        any_registers = any_registers || !buffer_in_shared(params, i);
-    }
-    if (any_shared && !stats_in_shared(p))
+    unsigned in_shared = (unsigned)params->extra[EXTRA_IN_SHARED];
+    bool any_registers = in_shared != (1u << p->buffers.count) - 1;
+    if (in_shared != 0 && !stats_in_shared(p))
         fv_codegen_line(e, "fv_async_wait<%d>();  // this row's copies have landed",
                         row_slots(params) - 1);
     if (!any_registers)
@@ -1452,15 +1456,6 @@ static void emit_ws_row_start(persistent_emit *p)
         fv_codegen_line(e, "const %s *const buffer%d = buffer%d_slots + (long long)slot_row * %d;",
                         type, (int)v, (int)v, capacity);
     }
-}
-
-/* Bytes of one row of every buffered input together, per element. */
-static size_t ws_row_element_bytes(const buffered_inputs *buffers)
-{
-    size_t bytes = 0;
-    for (int i = 0; i < buffers->count; i++)
-        bytes += buffers->element_bytes[i];
-    return bytes;
 }
 
 /* Values computed once per row before the reductions (row statistics). */
@@ -1924,7 +1919,7 @@ static void fill_warp_specialized(skeleton_fill *fill, const persistent_emit *p)
     fill_number(fill, "STAGES", stages);
     fill_number(fill, "SLOTS", stages / params->block_y);
     fill_number(fill, "UNROLL", params->extra[EXTRA_WS_UNROLL]);
-    fill_number(fill, "ROW_ELEMENT_BYTES", (int)ws_row_element_bytes(&p->buffers));
+    fill_number(fill, "ROW_ELEMENT_BYTES", (int)row_element_bytes(&p->buffers));
     fill_text(fill, "FETCH_ROW", fv_text_str(&p->fetch));
     fill_text(fill, "STAGES_CODE", fv_text_str(&p->stages));
     fill_number(fill, "PRODUCER_REGISTERS", params->extra[EXTRA_WS_PRODUCER_REGISTERS]);
