@@ -203,9 +203,16 @@ START_TEST(norm_backward_is_one_persistent_kernel)
     /* rows copied to shared memory with cp.async, the next row during this one */
     ck_assert_ptr_nonnull(strstr(code, "fv_copy_async<8>(buffer0_slots + (slot ^ 1) * 4096 + column, in0 + fetch_row * inner + column);"));
     ck_assert_ptr_nonnull(strstr(code, "fv_async_wait<1>();"));
-    /* the weight once per block; the row statistics copied with their row,
-     * an entry per thread, and read after the wait */
-    ck_assert_ptr_nonnull(strstr(code, "fv_copy_async<8>(cached2 + column, in2 + column);"));
+    /* registers to spare at 2 blocks/SM: the weight held as float for the
+     * whole kernel, x as float for its row (read once from its slot); dy
+     * read from its slot in each pass */
+    ck_assert_ptr_nonnull(strstr(code, "fv_load<8>(in2 + column, weight2[b]);"));
+    ck_assert_ptr_null(strstr(code, "cached2"));
+    ck_assert_ptr_nonnull(strstr(code, "fv_load<8>(buffer0 + column, row_floats0[b]);"));
+    ck_assert_ptr_nonnull(strstr(code, "const float (&v0)[8] = row_floats0[b];"));
+    ck_assert_ptr_nonnull(strstr(code, "fv_load<8>(buffer1 + column, v1);"));
+    /* the row statistics copied with their row, an entry per thread, and
+     * read after the wait */
     ck_assert_ptr_nonnull(strstr(code, "fv_copy_async<1>(stat3_slots + (slot ^ 1) * 128, in3 + fetch_row);"));
     ck_assert_ptr_null(strstr(code, "row_next3"));
     const char *wait = strstr(code, "fv_async_wait<1>();");
@@ -229,6 +236,10 @@ START_TEST(norm_backward_is_one_persistent_kernel)
     char **sources = generate_with(multiwave_families, NORM_LAYER_FORWARD, FV_BF16, 4096, 2048, &count, names);
     ck_assert_int_eq(count, 1);
     ck_assert_ptr_nonnull(strstr(kernel_code(sources[0]), "// var_mean, pass 2"));
+    /* no registers to spare at its blocks/SM: weight and bias cached in
+     * shared memory once per block */
+    ck_assert_ptr_nonnull(strstr(kernel_code(sources[0]), "fv_copy_async<8>(cached1 + column, in1 + column);"));
+    ck_assert_ptr_null(strstr(kernel_code(sources[0]), "row_floats"));
     ck_assert_ptr_null(strstr(kernel_code(sources[0]), "fv_welford_add("));
     free_sources(sources, count);
 }

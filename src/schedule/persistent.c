@@ -35,7 +35,9 @@ enum {
                                  this much of the buffered inputs to pay for the exchange of
                                  inner sums per row (measured on an H100, bench/results/h100-2026-11-21.md:
                                  slices of 40-48 KiB ran slower than the general path) */
-    SCRATCH_BYTES = 4096      /* shared memory the kernel uses besides buffers */
+    SCRATCH_BYTES = 4096,     /* shared memory the kernel uses besides buffers */
+    FLOATS_MARGIN = 16        /* spare registers hold_floats leaves (our estimates run up to
+                                 ~10 under what ptxas allocates for these kernels) */
 };
 
 /* ------------------------------------------------------------- analysis */
@@ -214,6 +216,11 @@ enum {
     EXTRA_CLUSTER,        /* multi-wave: blocks per thread-block cluster sharing each row
                              (each a slice of serial x block_x x vector columns); 0 or 1:
                              a row per block */
+    EXTRA_ROW_FLOATS,     /* bit i: buffered input i, in shared memory, is also held as float
+                             in registers for its row (read from its slot once, after the
+                             copies land, instead of once per pass) */
+    EXTRA_WEIGHT_FLOATS,  /* bit i: row-constant input i is held as float in registers for the
+                             whole kernel (loaded once per thread; no shared cache) */
 };
 
 typedef struct buffered_inputs {
@@ -298,6 +305,8 @@ typedef struct candidate {
     unsigned in_shared;        /* bit per buffered input */
     int slots;                 /* row slots per shared buffer */
     bool cached;               /* row-constant inputs cached in shared memory */
+    unsigned row_floats;       /* bit per buffered input: also held as float in registers */
+    unsigned weight_floats;    /* bit per row-constant input: held as float in registers */
     int row_capacity;          /* elements of a row the block's row group covers */
     const char *limit;         /* what limits blocks per SM */
 } candidate;
@@ -415,6 +424,36 @@ static void cap_multiwave_blocks(const fv_device *device, int vector, candidate 
     set_spare(device, c);
 }
 
+/* Spends a candidate's spare registers, keeping FLOATS_MARGIN of them, on
+ * float copies that take conversions and shared-memory loads out of each
+ * pass over a row: first every row-constant input (a weight: loaded and
+ * converted once per kernel instead of once per pass of every row; its
+ * shared cache goes), then the buffered inputs in shared memory one at a
+ * time (converted once per row instead of once per pass).  Blocks per SM do
+ * not change: only registers the chosen occupancy leaves unused are taken. */
+static void hold_floats(const buffered_inputs *buffers, const fv_device *device, int vector,
+                        candidate *c)
+{
+    int per_thread = c->batch * vector;
+    int weights = buffers->cached_count * per_thread;
+    if (weights > 0 && weights <= c->spare - FLOATS_MARGIN &&
+        c->registers + weights <= MAX_REGISTERS - 32) {
+        c->weight_floats = (1u << buffers->cached_count) - 1;
+        c->cached = false;
+        c->registers += weights;
+        set_spare(device, c);
+    }
+    for (int i = 0; i < buffers->count; i++) {
+        if (!((c->in_shared >> i) & 1) || per_thread > c->spare - FLOATS_MARGIN ||
+            c->registers + per_thread > MAX_REGISTERS - 32)
+            continue;
+        c->row_floats |= 1u << i;
+        c->registers += per_thread;
+        set_spare(device, c);
+    }
+    c->shared_bytes = (int)placement_bytes(buffers, c);
+}
+
 /* nvFuser's ranking: spare registers first; then more warps per SM when
  * either has fewer than 16; then fewer threads per block. */
 static bool better(const candidate *a, const candidate *b)
@@ -472,8 +511,17 @@ static void placement_text(const buffered_inputs *buffers, const candidate *c, c
                                              : "row buffers in shared memory, 1 row slot")
                         : c->in_shared == 0 ? "row buffers in registers"
                                             : "row buffers split between shared memory and registers";
-    snprintf(text, size, "%s%s", where,
-             c->cached ? ", row-constant inputs cached in shared memory" : "");
+    char floats[96] = "", rows[40] = "";
+    int held = __builtin_popcount(c->row_floats), shared = __builtin_popcount(c->in_shared);
+    if (held > 0)
+        snprintf(rows, sizeof rows, held == shared ? "the row buffers" : "%d of %d row buffers",
+                 held, shared);
+    if (c->row_floats != 0 || c->weight_floats != 0)
+        snprintf(floats, sizeof floats, ", held as float in registers: %s%s%s",
+                 c->weight_floats ? "row-constant inputs" : "",
+                 c->weight_floats && c->row_floats ? " and " : "", rows);
+    snprintf(text, size, "%s%s%s", where,
+             c->cached ? ", row-constant inputs cached in shared memory" : "", floats);
 }
 
 /* nvFuser's block-size search (nvfuser.md 1.2) for rows split over
@@ -545,6 +593,7 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
                 (long long)inner, fv_text_str(considered));
     if (outer_reductions > 0)
         cap_multiwave_blocks(device, vector, best);
+    hold_floats(&buffers, device, vector, best);
     /* One wave of whole clusters; at least 8 rows per block (row group). */
     int64_t groups = (int64_t)best->blocks_per_sm * device->sm_count / best->cluster;
     int64_t most_useful = outer / (8 * best->block_y);
@@ -563,6 +612,8 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     params->extra[EXTRA_SLOTS] = best->slots;
     params->extra[EXTRA_CACHED] = best->cached ? (int)((1u << buffers.cached_count) - 1) : 0;
     params->extra[EXTRA_CLUSTER] = best->cluster > 1 ? best->cluster : 0;
+    params->extra[EXTRA_ROW_FLOATS] = (int)best->row_floats;
+    params->extra[EXTRA_WEIGHT_FLOATS] = (int)best->weight_floats;
     return FV_OK;
 }
 
@@ -575,7 +626,7 @@ static fv_status inner_persistent_choose(const fv_segment_view *view, const fv_c
     if (status == FV_OK) {
         buffered_inputs buffers;
         find_buffered(view, &buffers);
-        char placement[160];
+        char placement[256];
         placement_text(&buffers, &best, placement, sizeof placement);
         snprintf(params->description, sizeof params->description,
                  "inner persistent: %d x %d threads, batch %d of %d-element vectors, %s, ~%d "
@@ -636,7 +687,7 @@ static fv_status inner_outer_choose(const fv_segment_view *view, const fv_case *
     int stage_x = params->extra[EXTRA_STAGE_X], stage_vector = params->extra[EXTRA_STAGE_VECTOR];
     buffered_inputs buffers;
     find_buffered(view, &buffers);
-    char placement[160], split[96] = "";
+    char placement[256], split[96] = "";
     placement_text(&buffers, &best, placement, sizeof placement);
     if (best.cluster > 1)
         snprintf(split, sizeof split, "rows split over clusters of %d blocks (%lld columns each), ",
@@ -1063,6 +1114,13 @@ static bool buffer_in_shared(const fv_schedule_params *params, int buffer)
     return (params->extra[EXTRA_IN_SHARED] >> buffer) & 1;
 }
 
+/* True if shared buffer `buffer` is also held as float in registers for
+ * its row (row_floats<value>[batch][vector]). */
+static bool row_floats(const fv_schedule_params *params, int buffer)
+{
+    return (params->extra[EXTRA_ROW_FLOATS] >> buffer) & 1;
+}
+
 static int row_capacity(const fv_schedule_params *params)
 {
     return params->serial * params->block_x * params->vector;
@@ -1151,8 +1209,27 @@ static fv_status set_stat_line(persistent_emit *p, int32_t value, const char *so
     return set_buffered_line(p, value, "const auto v%d = %s;", (int)value, source);
 }
 
+/* Loads row-constant input `value` once per thread into float registers
+ * (weight<value>[batch][vector]) and reads it from there in every pass. */
+static fv_status emit_weight_floats(persistent_emit *p, int32_t value)
+{
+    const fv_schedule_params *params = p->params;
+    fv_emitter *e = &p->e;
+    char label[40];
+    fv_ir_value_label(p->view->fusion, value, label);
+    fv_codegen_line(e, "// %s: the same for every row, held as float in registers", label);
+    fv_codegen_line(e, "float weight%d[%d][%d];", (int)value, params->serial, params->vector);
+    open_batch_loop(e, params, "");
+    fv_codegen_line(e, "fv_load<%d>(in%d + column, weight%d[b]);", params->vector,
+                    fv_codegen_input_position(p->view->fusion, value), (int)value);
+    close_batch_loop(e);
+    return set_buffered_line(p, value, "const float (&v%d)[%d] = weight%d[b];", (int)value,
+                             params->vector, (int)value);
+}
+
 /* Before the row loop: the shared buffers' slots, the row-constant inputs
- * copied once per block, and the first row's copies and row statistics. */
+ * copied once per block (or held in registers), and the first row's copies
+ * and row statistics. */
 static fv_status emit_before_rows(persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
@@ -1176,13 +1253,21 @@ static fv_status emit_before_rows(persistent_emit *p)
                         type, (int)v, type, offset, capacity);
         offset += (size_t)round_up_16((int64_t)capacity * params->block_y *
                                       (int64_t)p->buffers.element_bytes[i]) * (size_t)slots;
-        FV_TRY(set_buffered_line(p, v, "float v%d[%d];\nfv_load<%d>(buffer%d + %s, v%d);",
-                                 (int)v, params->vector, params->vector, (int)v,
-                                 buffer_index(params), (int)v));
+        if (row_floats(params, i))
+            FV_TRY(set_buffered_line(p, v, "const float (&v%d)[%d] = row_floats%d[b];", (int)v,
+                                     params->vector, (int)v));
+        else
+            FV_TRY(set_buffered_line(p, v, "float v%d[%d];\nfv_load<%d>(buffer%d + %s, v%d);",
+                                     (int)v, params->vector, params->vector, (int)v,
+                                     buffer_index(params), (int)v));
         any_shared = true;
     }
     bool any_cached = false;
     for (int i = 0; i < p->buffers.cached_count; i++) {
+        if ((params->extra[EXTRA_WEIGHT_FLOATS] >> i) & 1) {
+            FV_TRY(emit_weight_floats(p, p->buffers.cached_values[i]));
+            continue;
+        }
         if (!((params->extra[EXTRA_CACHED] >> i) & 1))
             continue;
         int32_t v = p->buffers.cached_values[i];
@@ -1322,28 +1407,35 @@ static void emit_load_row(persistent_emit *p)
     fv_emitter *e = &p->e;
     e->out = &p->load;
     unsigned in_shared = (unsigned)params->extra[EXTRA_IN_SHARED];
-    bool any_registers = in_shared != (1u << p->buffers.count) - 1;
+    unsigned in_registers = ((1u << p->buffers.count) - 1) & ~in_shared;
+    unsigned floats = (unsigned)params->extra[EXTRA_ROW_FLOATS];
     if (in_shared != 0 && !stats_in_shared(p))
         fv_codegen_line(e, "fv_async_wait<%d>();  // this row's copies have landed",
                         row_slots(params) - 1);
-    if (!any_registers)
+    if (in_registers == 0 && floats == 0)
         return;
     for (int i = 0; i < p->buffers.count; i++) {
-        if (buffer_in_shared(params, i))
+        if (buffer_in_shared(params, i) && !row_floats(params, i))
             continue;
         int32_t v = p->buffers.values[i];
         char label[40];
         fv_ir_value_label(p->view->fusion, v, label);
-        fv_codegen_line(e, "float buffer%d[%d][%d];  // %s", (int)v, params->serial,
-                        params->vector, label);
+        if (buffer_in_shared(params, i))
+            fv_codegen_line(e, "float row_floats%d[%d][%d];  // %s, read once from its slot", (int)v,
+                            params->serial, params->vector, label);
+        else
+            fv_codegen_line(e, "float buffer%d[%d][%d];  // %s", (int)v, params->serial,
+                            params->vector, label);
     }
     open_batch_loop(e, params, "row_active && ");
     for (int i = 0; i < p->buffers.count; i++) {
-        if (buffer_in_shared(params, i))
-            continue;
         int32_t v = p->buffers.values[i];
-        fv_codegen_line(e, "fv_load<%d>(in%d + safe_row * inner + column, buffer%d[b]);",
-                        params->vector, fv_codegen_input_position(p->view->fusion, v), (int)v);
+        if (!buffer_in_shared(params, i))
+            fv_codegen_line(e, "fv_load<%d>(in%d + safe_row * inner + column, buffer%d[b]);",
+                            params->vector, fv_codegen_input_position(p->view->fusion, v), (int)v);
+        else if (row_floats(params, i))
+            fv_codegen_line(e, "fv_load<%d>(buffer%d + %s, row_floats%d[b]);", params->vector,
+                            (int)v, buffer_index(params), (int)v);
     }
     close_batch_loop(e);
 }

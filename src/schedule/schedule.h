@@ -78,7 +78,7 @@ typedef struct fv_schedule_params {
     int rows_per_block;
     int grid_limit;      /* at most this many blocks on the grid-strided axis */
     int serial;          /* elements per thread in the serial (persistent) loop */
-    int extra[16];       /* family-specific */
+    int extra[24];       /* family-specific */
     char description[512];
 } fv_schedule_params;
 
