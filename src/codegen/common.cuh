@@ -166,6 +166,24 @@ __device__ __forceinline__ void fv_bulk_copy(void *shared, const void *global, u
                  : "memory");
 }
 
+// Loads N floats (N = 1, 2 or 4, aligned to N) past L1 (ld.global.cg): data
+// that other blocks wrote before a grid sync.
+template <int N>
+__device__ __forceinline__ void fv_load_past_l1(const float *p, float (&out)[N])
+{
+    if constexpr (N == 4) {
+        const float4 v = __ldcg(reinterpret_cast<const float4 *>(p));
+        out[0] = v.x, out[1] = v.y, out[2] = v.z, out[3] = v.w;
+    } else if constexpr (N == 2) {
+        const float2 v = __ldcg(reinterpret_cast<const float2 *>(p));
+        out[0] = v.x, out[1] = v.y;
+    } else {
+#pragma unroll
+        for (int lane = 0; lane < N; ++lane)
+            out[lane] = __ldcg(p + lane);
+    }
+}
+
 // Double-precision and integer tensors are moved element by element.
 template <int N, typename T, typename R>
 __device__ __forceinline__ void fv_load_exact(const T *__restrict__ p, R (&out)[N])

@@ -1792,12 +1792,9 @@ static void emit_partials(persistent_emit *p)
         e->indent += 4;
     }
     open_batch_loop(e, p->params, "");
-    for (int r = 0; r < a->outer_count; r++) {
-        fv_codegen_line(e, "#pragma unroll");
-        fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", p->params->vector);
-        fv_codegen_line(e, "    workspace[((long long)%d * partial_rows + partial_row) * inner + column + lane] = partial%d[b][lane];",
-                        r, r);
-    }
+    for (int r = 0; r < a->outer_count; r++)
+        fv_codegen_line(e, "fv_store<%d>(workspace + ((long long)%d * partial_rows + partial_row) * inner + column, partial%d[b]);",
+                        p->params->vector, r, r);
     close_batch_loop(e);
     if (producer_group) {
         e->indent -= 4;
@@ -1817,19 +1814,36 @@ static fv_status emit_stage_two(persistent_emit *p)
     FV_TRY(fv_codegen_begin(&e, p->view, stage_vector));
     e.out = &p->stage_two;
     char target[48], value[160];
+    /* One loop over this thread's slice of the partial rows for every
+     * reduction, unrolled, so that many loads are in flight at once; each
+     * sum still adds its rows in order. */
     for (int r = 0; r < a->outer_count; r++) {
-        const fv_op *op = a->outer[r];
         fv_codegen_line(&e, "float sum%d[%d];", r, stage_vector);
         fv_codegen_line(&e, "for (int lane = 0; lane < %d; ++lane)", stage_vector);
-        fv_codegen_line(&e, "    sum%d[lane] = %s;", r, fv_family_reduction_identity(op));
-        fv_codegen_line(&e, "if (column_active)");
-        fv_codegen_line(&e, "    for (long long p = slice; p < partial_rows; p += %d)", stage_y);
-        fv_codegen_line(&e, "        for (int lane = 0; lane < %d; ++lane)", stage_vector);
+        fv_codegen_line(&e, "    sum%d[lane] = %s;", r, fv_family_reduction_identity(a->outer[r]));
+    }
+    fv_codegen_line(&e, "if (column_active) {");
+    fv_codegen_line(&e, "    #pragma unroll 4");
+    fv_codegen_line(&e, "    for (long long p = slice; p < partial_rows; p += %d) {", stage_y);
+    e.indent += 8;
+    for (int r = 0; r < a->outer_count; r++) {
+        fv_codegen_line(&e, "float part%d[%d];", r, stage_vector);
+        fv_codegen_line(&e, "fv_load_past_l1<%d>(workspace + ((long long)%d * partial_rows + p) * inner + column, part%d);",
+                        stage_vector, r, r);
+    }
+    for (int r = 0; r < a->outer_count; r++) {
+        fv_codegen_line(&e, "for (int lane = 0; lane < %d; ++lane)", stage_vector);
         snprintf(target, sizeof target, "sum%d[lane]", r);
-        snprintf(value, sizeof value, "__ldcg(&workspace[((long long)%d * partial_rows + p) * inner + column + lane])", r);
-        e.indent += 12;
-        fv_family_combine(&e, op, target, value);
-        e.indent -= 12;
+        snprintf(value, sizeof value, "part%d[lane]", r);
+        e.indent += 4;
+        fv_family_combine(&e, a->outer[r], target, value);
+        e.indent -= 4;
+    }
+    e.indent -= 8;
+    fv_codegen_line(&e, "    }");
+    fv_codegen_line(&e, "}");
+    for (int r = 0; r < a->outer_count; r++) {
+        const fv_op *op = a->outer[r];
         fv_codegen_line(&e, "for (int lane = 0; lane < %d; ++lane)", stage_vector);
         fv_codegen_line(&e, "    stage_scratch[slice][(thread_index %% %d) * %d + lane] = sum%d[lane];",
                         stage_x, stage_vector, r);
