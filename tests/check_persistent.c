@@ -192,6 +192,41 @@ START_TEST(multi_wave_example_on_h100)
 }
 END_TEST
 
+/* Rows of at most 128 vectors get a warp each (no block barrier in their
+ * inner reductions): bf16 at H = 1024 is 4 rows of 32 x 4 vectors per
+ * 128-thread block, 2 blocks/SM by the multi-wave rule (32 elements per
+ * thread).  The 4 rows of a block add their dw and db partials together in
+ * shared memory first, so the workspace holds one partial row per block.
+ * fp32 at H = 1024 (256 vectors) keeps a row per block. */
+START_TEST(short_rows_take_a_warp_each)
+{
+    const char *devices[] = {"H100", "B200"};
+    const int sms[] = {132, 148};
+    for (int d = 0; d < 2; d++) {
+        fv_case *c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 16384, 1024, 0);
+        ck_assert_ptr_nonnull(c);
+        c->approach = FV_APPROACH_MULTIWAVE;
+        choice chosen;
+        choose_for(c, devices[d], &chosen);
+        ck_assert_str_eq(chosen.family, "inner_outer_persistent");
+        ck_assert_int_eq(chosen.params.block_x, 32);
+        ck_assert_int_eq(chosen.params.block_y, 4);
+        ck_assert_int_eq(chosen.params.serial, 4);
+        ck_assert_int_eq(chosen.launch.grid[0], 2 * sms[d]);
+        ck_assert_int_eq(chosen.launch.workspace_bytes, 2LL * chosen.launch.grid[0] * 1024 * 4);
+        assert_fits(&chosen, devices[d], 16384);
+        fv_case_free(c);
+
+        c = norm_case(NORM_LAYER_BACKWARD, FV_F32, 16384, 1024, 0);
+        c->approach = FV_APPROACH_MULTIWAVE;
+        choose_for(c, devices[d], &chosen);
+        ck_assert_int_eq(chosen.params.block_x, 128);
+        ck_assert_int_eq(chosen.params.block_y, 1);
+        fv_case_free(c);
+    }
+}
+END_TEST
+
 /* Seed 001's shapes: 2048 x H, H = 1024 .. 8192, layer-norm and RMS-norm
  * backward in bf16 and f32, on both devices: one persistent kernel whose
  * row fits the budgets; the batch covers the row exactly once. */
@@ -537,6 +572,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, seed_000_thunder_layer_norm_backward);
     tcase_add_test(tcase, seed_000_on_b200_is_warp_specialized);
     tcase_add_test(tcase, multi_wave_example_on_h100);
+    tcase_add_test(tcase, short_rows_take_a_warp_each);
     tcase_add_test(tcase, seed_001_shapes_fit_the_budgets);
     tcase_add_test(tcase, large_rows_take_more_threads);
     tcase_add_test(tcase, long_rows_split_over_clusters);

@@ -1,10 +1,12 @@
 // inner_outer_stage_two.cuh: the end of both inner-outer persistent kernels
 // (their AFTER_ROWS): the float partials of each row group go to the workspace
-// ([grid x row groups, inner] per outer reduction), the grid synchronizes, and
+// ([grid x partial rows per block, inner] per outer reduction: one per row
+// of the block, or one when the block adds its rows' partials together
+// first), the grid synchronizes, and
 // a second stage adds the workspace rows up in a fixed order.
 // Stage 1 -> 2: each thread's partials to the workspace, then a grid sync.
-const long long partial_rows = (long long)@ROW_GROUPS@ * @BLOCK_Y@;
-const long long partial_row = (long long)@ROW_GROUP@ * @BLOCK_Y@ + threadIdx.y;
+const long long partial_rows = (long long)@ROW_GROUPS@ * @PARTIALS_PER_GROUP@;
+const long long partial_row = (long long)@ROW_GROUP@ * @PARTIALS_PER_GROUP@ + @PARTIAL_IN_GROUP@;
 @WRITE_PARTIALS@
 cooperative_groups::this_grid().sync();
 // Stage 2: the block's threads as @STAGE_X@ column vectors x @STAGE_Y@

@@ -36,8 +36,12 @@ enum {
                                  inner sums per row (measured on an H100, bench/results/h100-2026-11-21.md:
                                  slices of 40-48 KiB ran slower than the general path) */
     SCRATCH_BYTES = 4096,     /* shared memory the kernel uses besides buffers */
-    FLOATS_MARGIN = 16        /* spare registers hold_floats leaves (our estimates run up to
+    FLOATS_MARGIN = 16,       /* spare registers hold_floats leaves (our estimates run up to
                                  ~10 under what ptxas allocates for these kernels) */
+    WARP_ROW_VECTORS = 128    /* multi-wave rows of at most this many vectors (4 per lane) get
+                                 a warp each, several rows per block (measured on an H200,
+                                 bench/results/h200-2026-11-21.md: bf16 16384x1024 +11 to
+                                 +16%; fp32 at 1024, 8 vectors per lane, ran slower) */
 };
 
 /* ------------------------------------------------------------- analysis */
@@ -493,6 +497,10 @@ static bool make_candidate(const buffered_inputs *buffers, const fv_device *devi
     /* A row gets a power-of-two group of threads, at most the block; short
      * rows share the block (block_y rows). */
     c->block_x = fv_family_pow2_ceil(vectors) < threads ? fv_family_pow2_ceil(vectors) : threads;
+    /* Multi-wave rows of at most WARP_ROW_VECTORS vectors get a warp each:
+     * their inner reductions need no block barrier. */
+    if (outer_reductions > 0 && cluster == 1 && vectors <= WARP_ROW_VECTORS && c->block_x > 32)
+        c->block_x = 32;
     c->block_y = threads / c->block_x;
     c->batch = (int)((vectors + c->block_x - 1) / c->block_x);
     if (!place_buffers(buffers, device, outer_reductions * c->batch * vector, vector, c))
@@ -1124,6 +1132,18 @@ static bool row_floats(const fv_schedule_params *params, int buffer)
 static int row_capacity(const fv_schedule_params *params)
 {
     return params->serial * params->block_x * params->vector;
+}
+
+/* True if the block's row groups add their outer partials together in
+ * shared memory before they go to the workspace (multi-wave with several
+ * rows per block, when the row buffers' shared memory holds a float per
+ * column of every row group): the workspace then has one partial row per
+ * block instead of one per row group. */
+static bool combine_partials(const fv_schedule_params *params, persistent_kind kind)
+{
+    return kind == KIND_MULTIWAVE && params->block_y > 1 && !clustered(params) &&
+           (int64_t)params->extra[EXTRA_SHARED_BYTES] >=
+               (int64_t)params->block_y * row_capacity(params) * 4;
 }
 
 /* Row slots per shared buffer (1 when the rows are not prefetched). */
@@ -1773,6 +1793,49 @@ static void emit_epilogue(persistent_emit *p)
     fv_codegen_line(e, "}");
 }
 
+/* The block's row groups add their partials in shared memory, in row-group
+ * order, over the row buffers (no longer read once every thread is past
+ * the first barrier); row group 0 writes the block's partial row. */
+static void emit_combined_partials(persistent_emit *p)
+{
+    const fv_schedule_params *params = p->params;
+    const persistent_analysis *a = &p->analysis;
+    fv_emitter *e = &p->e;
+    int capacity = row_capacity(params);
+    char target[32];
+    fv_codegen_line(e, "// The block's %d row groups add their partials together, in order.", params->block_y);
+    fv_codegen_line(e, "float *const combined = reinterpret_cast<float *>(row_buffers);  // [%d][%d]",
+                    params->block_y, capacity);
+    for (int r = 0; r < a->outer_count; r++) {
+        fv_codegen_line(e, "__syncthreads();  // the row buffers (or the previous sums) are read");
+        open_batch_loop(e, params, "");
+        fv_codegen_line(e, "fv_store<%d>(combined + threadIdx.y * %d + column, partial%d[b]);",
+                        params->vector, capacity, r);
+        close_batch_loop(e);
+        fv_codegen_line(e, "__syncthreads();");
+        fv_codegen_line(e, "if (threadIdx.y == 0) {");
+        e->indent += 4;
+        open_batch_loop(e, params, "");
+        fv_codegen_line(e, "float sum[%d];", params->vector);
+        fv_codegen_line(e, "fv_load<%d>(combined + column, sum);", params->vector);
+        fv_codegen_line(e, "for (int y = 1; y < %d; ++y) {", params->block_y);
+        fv_codegen_line(e, "    float other[%d];", params->vector);
+        fv_codegen_line(e, "    fv_load<%d>(combined + y * %d + column, other);", params->vector, capacity);
+        fv_codegen_line(e, "    #pragma unroll");
+        fv_codegen_line(e, "    for (int lane = 0; lane < %d; ++lane)", params->vector);
+        snprintf(target, sizeof target, "sum[lane]");
+        e->indent += 8;
+        fv_family_combine(e, a->outer[r], target, "other[lane]");
+        e->indent -= 8;
+        fv_codegen_line(e, "}");
+        fv_codegen_line(e, "fv_store<%d>(workspace + ((long long)%d * partial_rows + partial_row) * inner + column, sum);",
+                        params->vector, r);
+        close_batch_loop(e);
+        e->indent -= 4;
+        fv_codegen_line(e, "}");
+    }
+}
+
 static void emit_partials(persistent_emit *p)
 {
     fv_emitter *e = &p->e;
@@ -1786,6 +1849,10 @@ static void emit_partials(persistent_emit *p)
         fv_codegen_line(e, "        partial%d[b][lane] = %s;", r, fv_family_reduction_identity(a->outer[r]));
     }
     e->out = &p->write_partials;
+    if (combine_partials(p->params, p->kind)) {
+        emit_combined_partials(p);
+        return;
+    }
     bool producer_group = warp_specialized(p->kind); /* holds no partials */
     if (producer_group) {
         fv_codegen_line(e, "if (group < %d) {", p->params->block_y);
@@ -2001,6 +2068,9 @@ static void fill_common(skeleton_fill *fill, const persistent_emit *p, const cha
     fill_text(fill, "STAGE_TWO", fv_text_str(&p->stage_two));
     fill_text(fill, "ROW_GROUP", row_group(params));
     fill_text(fill, "ROW_GROUPS", row_groups(params));
+    bool combined = combine_partials(params, p->kind);
+    fill_number(fill, "PARTIALS_PER_GROUP", combined ? 1 : params->block_y);
+    fill_text(fill, "PARTIAL_IN_GROUP", combined ? "0" : "threadIdx.y");
 }
 
 static void fill_multiwave(skeleton_fill *fill, const persistent_emit *p)
@@ -2114,8 +2184,9 @@ static fv_status persistent_launch(const fv_segment_view *view, const fv_schedul
     if (form->inner_outer) {
         persistent_analysis a;
         FV_TRY(analyze(view, &a));
+        int64_t partials_per_group = combine_partials(params, kind) ? 1 : params->block_y;
         shape->workspace_bytes =
-            (int64_t)a.outer_count * (shape->grid[0] / cluster) * params->block_y * inner * 4;
+            (int64_t)a.outer_count * (shape->grid[0] / cluster) * partials_per_group * inner * 4;
         analysis_free(&a);
         shape->cooperative = true;
     }
