@@ -312,6 +312,18 @@ START_TEST(long_rows_split_over_clusters)
     ck_assert_int_eq(chosen.launch.cluster, 0);
     ck_assert_ptr_null(strstr(chosen.params.description, "clusters"));
     fv_case_free(c);
+    /* bf16 at H = 20480 still fits one block: 256 threads, batch 10, 2 x 80
+     * partial registers, ~224 registers in all (the limit for a row per
+     * block, 255 - REGISTER_MARGIN) */
+    c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 16384, 20480, 0);
+    choose_for(c, "H100", &chosen);
+    ck_assert_int_eq(chosen.segments, 1);
+    ck_assert_int_eq(chosen.launch.cluster, 0);
+    ck_assert_int_eq(chosen.params.block_x, 256);
+    ck_assert_int_eq(chosen.params.serial, 10);
+    ck_assert_msg(strstr(chosen.params.description, "~224 registers") != NULL, "%s",
+                  chosen.params.description);
+    fv_case_free(c);
     /* bf16 at H = 24576: slices of 48 KiB would not pay for the exchange,
      * so the general path, with the reason */
     c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 16384, 24576, 0);

@@ -30,12 +30,21 @@ enum {
                                  nvFuser's 40 is for its own) */
     FLOAT_BUFFER_OVERHEAD = 16, /* more per fp32 row buffer (ptxas keeps more values live) */
     MAX_REGISTERS = 255,
+    REGISTER_MARGIN = 31,     /* estimates of a row per block go up to 255 - this: at the
+                                 limit, LN bwd bf16/fp16 16384x20480 and fp32 16384x16384
+                                 (~224) compile to 224/226/196 registers, no spills */
+    CLUSTER_REGISTER_MARGIN = 8, /* more for kernels in clusters, whose estimates run further
+                                    under ptxas: LN bwd fp32 16384x32768 in clusters of 2
+                                    (~224) took all 255 and ran 10% slower than in clusters
+                                    of 4 (H200) */
     MAX_CLUSTER = 8,          /* the portable limit of blocks per thread-block cluster */
     MIN_SLICE_BYTES = 65536,  /* a block's slice of a row in clusters must carry at least
                                  this much of the buffered inputs to pay for the exchange of
                                  inner sums per row (measured on an H100, bench/results/h100-2026-11-21.md:
                                  slices of 40-48 KiB ran slower than the general path) */
     SCRATCH_BYTES = 4096,     /* shared memory the kernel uses besides buffers */
+    FLOATS_REGISTER_MARGIN = 32, /* hold_floats stays this far under 255 (kernels it would take
+                                    closer were not measured) */
     FLOATS_MARGIN = 16,       /* spare registers hold_floats leaves (our estimates run up to
                                  ~10 under what ptxas allocates for these kernels) */
     WARP_ROW_VECTORS = 128    /* multi-wave rows of at most this many vectors (4 per lane) get
@@ -368,10 +377,11 @@ static bool place_buffers(const buffered_inputs *buffers, const fv_device *devic
     }
     int64_t bytes = placement_bytes(buffers, c);
     c->shared_bytes = (int)bytes;
-    /* Margins: our estimate is within about 30 registers of what ptxas uses
-     * near the 255 limit, and launch bounds cap a thread at 64K / threads. */
+    /* Margins: ptxas must stay under 255 registers (REGISTER_MARGIN), and
+     * launch bounds cap a thread at 64K / threads. */
     int cap = device->registers_per_block / c->threads - 8;
-    return bytes <= budget && c->registers <= MAX_REGISTERS - 32 && c->registers <= cap;
+    int margin = REGISTER_MARGIN + (c->cluster > 1 ? CLUSTER_REGISTER_MARGIN : 0);
+    return bytes <= budget && c->registers <= MAX_REGISTERS - margin && c->registers <= cap;
 }
 
 /* Registers per thread a candidate could still use at its blocks per SM. */
@@ -441,7 +451,7 @@ static void hold_floats(const buffered_inputs *buffers, const fv_device *device,
     int per_thread = c->batch * vector;
     int weights = buffers->cached_count * per_thread;
     if (weights > 0 && weights <= c->spare - FLOATS_MARGIN &&
-        c->registers + weights <= MAX_REGISTERS - 32) {
+        c->registers + weights <= MAX_REGISTERS - FLOATS_REGISTER_MARGIN) {
         c->weight_floats = (1u << buffers->cached_count) - 1;
         c->cached = false;
         c->registers += weights;
@@ -449,7 +459,7 @@ static void hold_floats(const buffered_inputs *buffers, const fv_device *device,
     }
     for (int i = 0; i < buffers->count; i++) {
         if (!((c->in_shared >> i) & 1) || per_thread > c->spare - FLOATS_MARGIN ||
-            c->registers + per_thread > MAX_REGISTERS - 32)
+            c->registers + per_thread > MAX_REGISTERS - FLOATS_REGISTER_MARGIN)
             continue;
         c->row_floats |= 1u << i;
         c->registers += per_thread;
