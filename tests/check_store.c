@@ -774,6 +774,50 @@ START_TEST(test_h5_quiet_in_every_thread)
 }
 END_TEST
 
+/* Evaluator threads write reference rows without calling fv_h5_init
+ * themselves: fv_store_write_rows turns HDF5's printing off in the thread
+ * it runs in (a full disk printed HDF5's whole error stack from there). */
+typedef struct writer_thread_work {
+    fv_store_writer *writer;
+    const fv_store_output *outputs;
+    fv_status status;
+    bool quiet;
+} writer_thread_work;
+
+static void *writer_thread(void *argument)
+{
+    writer_thread_work *work = argument;
+    for (int i = 0; i < OUTPUT_COUNT && work->status == FV_OK; i++)
+        if (rows_of(&work->outputs[i]) > 0)
+            work->status = write_block(work->writer, work->outputs,
+                                       (row_block){i, 0, rows_of(&work->outputs[i])});
+    H5E_auto2_t printer = NULL;
+    void *data = NULL;
+    work->quiet = H5Eget_auto2(H5E_DEFAULT, &printer, &data) >= 0 && printer == NULL;
+    return NULL;
+}
+
+START_TEST(test_rows_written_quietly_from_any_thread)
+{
+    fv_store *store = open_test_store();
+    char key[FV_STORE_KEY_LENGTH + 1];
+    make_key(9, key);
+    fv_store_output outputs[OUTPUT_COUNT];
+    sample_outputs(outputs);
+    fv_store_provenance provenance = sample_provenance(key);
+    fv_store_writer *writer;
+    FV_ASSERT_OK(fv_store_begin(store, &provenance, OUTPUT_COUNT, outputs, &writer));
+    writer_thread_work work = {.writer = writer, .outputs = outputs, .status = FV_OK};
+    pthread_t thread;
+    ck_assert_int_eq(pthread_create(&thread, NULL, writer_thread, &work), 0);
+    ck_assert_int_eq(pthread_join(thread, NULL), 0);
+    FV_ASSERT_OK(work.status);
+    ck_assert(work.quiet);
+    FV_ASSERT_OK(fv_store_commit(writer));
+    fv_store_close(store);
+}
+END_TEST
+
 START_TEST(test_h5_errors_and_attributes)
 {
     FV_ASSERT_OK(fv_h5_init());
@@ -877,6 +921,7 @@ static Suite *make_suite(void)
     TCase *h5util = tcase_create("h5util");
     tcase_add_test(h5util, test_h5_errors_and_attributes);
     tcase_add_test(h5util, test_h5_quiet_in_every_thread);
+    tcase_add_test(h5util, test_rows_written_quietly_from_any_thread);
     suite_add_tcase(suite, h5util);
     return suite;
 }

@@ -702,6 +702,7 @@ fail:
 fv_status fv_store_write_rows(fv_store_writer *writer, int output_index, int64_t first_row,
                               int64_t row_count, const double *values, const double *bounds)
 {
+    FV_TRY(fv_h5_init()); /* HDF5's error printing off in this thread (an evaluator's) */
     if (output_index < 0 || output_index >= writer->output_count)
         FV_FAIL(FV_ERR_INTERNAL, "output index %d outside 0..%d", output_index,
                 writer->output_count - 1);
@@ -726,11 +727,16 @@ fv_status fv_store_write_rows(fv_store_writer *writer, int output_index, int64_t
                                &file_space, &memory_space));
             herr_t result = H5Dwrite(dataset, H5T_NATIVE_DOUBLE, memory_space, file_space,
                                      H5P_DEFAULT, buffers[which]);
+            /* read HDF5's error stack before the closes clear it */
+            fv_status status = FV_OK;
+            if (result < 0)
+                status = fv_h5_raise(FV_ERR_HDF5, __FILE__, __LINE__, writer->temporary_path,
+                                     "writing rows [%lld, %lld) of /outputs/%d/%s",
+                                     (long long)first_row, (long long)end, output_index,
+                                     dataset_names[which]);
             H5Sclose(memory_space);
             H5Sclose(file_space);
-            FV_H5_CHECK(result, writer->temporary_path,
-                        "writing rows [%lld, %lld) of /outputs/%d/%s", (long long)first_row,
-                        (long long)end, output_index, dataset_names[which]);
+            FV_TRY(status);
         }
     }
     coverage_add(written, first_row, end);
@@ -1090,6 +1096,7 @@ static fv_status read_block(fv_store_reader *reader, int output_index, int which
 fv_status fv_store_read_rows(fv_store_reader *reader, int output_index, int64_t first_row,
                              int64_t row_count, double *values, double *bounds)
 {
+    FV_TRY(fv_h5_init()); /* HDF5's error printing off in this thread */
     if (output_index < 0 || output_index >= reader->output_count)
         FV_FAIL(FV_ERR_INTERNAL, "output index %d outside 0..%d", output_index,
                 reader->output_count - 1);
@@ -1124,8 +1131,13 @@ static fv_status verify_dataset(fv_store_reader *reader, int output_index, int w
     hid_t creation = H5Dget_create_plist(dataset);
     FV_H5_CHECK(creation, reader->path, "reading the chunk shape of output %d", output_index);
     int chunk_rank = H5Pget_chunk(creation, rank, chunk);
+    if (chunk_rank < 0) { /* read HDF5's error stack before the close clears it */
+        fv_status status = fv_h5_raise(FV_ERR_HDF5, __FILE__, __LINE__, reader->path,
+                                       "reading the chunk shape of output %d", output_index);
+        fv_h5_close(&creation);
+        return status;
+    }
     fv_h5_close(&creation);
-    FV_H5_CHECK(chunk_rank, reader->path, "reading the chunk shape of output %d", output_index);
     hsize_t block_elements = 1; /* one chunk's extent along dims 1.. */
     for (int d = 1; d < rank; d++)
         block_elements *= chunk[d];
