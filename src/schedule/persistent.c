@@ -49,7 +49,7 @@ enum {
                                  ~10 under what ptxas allocates for these kernels) */
     WARP_ROW_VECTORS = 128    /* multi-wave rows of at most this many vectors (4 per lane) get
                                  a warp each, several rows per block (measured on an H200,
-                                 bench/results/h200-2026-11-21.md: bf16 16384x1024 +11 to
+                                 bench/results/h200-multiwave-2026-11-21.md: bf16 16384x1024 +11 to
                                  +16%; fp32 at 1024, 8 vectors per lane, ran slower) */
 };
 
