@@ -170,6 +170,19 @@ static fv_status write_block(fv_store_writer *writer, const fv_store_output *out
     return status;
 }
 
+/* Begins the sample entry of key `number`; fills `key` and `outputs`. */
+static fv_store_writer *begin_sample_entry(fv_store *store, unsigned long long number,
+                                           char key[FV_STORE_KEY_LENGTH + 1],
+                                           fv_store_output outputs[OUTPUT_COUNT])
+{
+    make_key(number, key);
+    sample_outputs(outputs);
+    fv_store_provenance provenance = sample_provenance(key);
+    fv_store_writer *writer = NULL;
+    FV_ASSERT_OK(fv_store_begin(store, &provenance, OUTPUT_COUNT, outputs, &writer));
+    return writer;
+}
+
 /* Writes and commits a whole sample entry (blocks shuffled by `seed`). */
 static fv_status build_entry(fv_store *store, const char *key, uint64_t seed)
 {
@@ -354,12 +367,8 @@ START_TEST(test_commit_rejects_missing_rows)
 {
     fv_store *store = open_test_store();
     char key[FV_STORE_KEY_LENGTH + 1];
-    make_key(2, key);
     fv_store_output outputs[OUTPUT_COUNT];
-    sample_outputs(outputs);
-    fv_store_provenance provenance = sample_provenance(key);
-    fv_store_writer *writer;
-    FV_ASSERT_OK(fv_store_begin(store, &provenance, OUTPUT_COUNT, outputs, &writer));
+    fv_store_writer *writer = begin_sample_entry(store, 2, key, outputs);
     assert_directory_holds(store_directory, 0, 1);
     for (int i = 0; i < OUTPUT_COUNT; i++) {
         int64_t rows = rows_of(&outputs[i]);
@@ -801,12 +810,8 @@ START_TEST(test_rows_written_quietly_from_any_thread)
 {
     fv_store *store = open_test_store();
     char key[FV_STORE_KEY_LENGTH + 1];
-    make_key(9, key);
     fv_store_output outputs[OUTPUT_COUNT];
-    sample_outputs(outputs);
-    fv_store_provenance provenance = sample_provenance(key);
-    fv_store_writer *writer;
-    FV_ASSERT_OK(fv_store_begin(store, &provenance, OUTPUT_COUNT, outputs, &writer));
+    fv_store_writer *writer = begin_sample_entry(store, 9, key, outputs);
     writer_thread_work work = {.writer = writer, .outputs = outputs, .status = FV_OK};
     pthread_t thread;
     ck_assert_int_eq(pthread_create(&thread, NULL, writer_thread, &work), 0);

@@ -45,12 +45,13 @@ enum {
     SCRATCH_BYTES = 4096,     /* shared memory the kernel uses besides buffers */
     FLOATS_REGISTER_MARGIN = 32, /* hold_floats stays this far under 255 (kernels it would take
                                     closer were not measured) */
-    FLOATS_MARGIN = 16,       /* spare registers hold_floats leaves (our estimates run up to
-                                 ~10 under what ptxas allocates for these kernels) */
+    FLOATS_MARGIN = 16,       /* spare registers hold_floats leaves, against the error of
+                                 our register estimate */
     WARP_ROW_VECTORS = 128    /* multi-wave rows of at most this many vectors (4 per lane) get
                                  a warp each, several rows per block (measured on an H200,
-                                 bench/results/h200-multiwave-2026-11-21.md: bf16 16384x1024 +11 to
-                                 +16%; fp32 at 1024, 8 vectors per lane, ran slower) */
+                                 bench/results/h200-multiwave-2026-11-21.md: LN bwd bf16
+                                 16384x1024 47.6 -> 65.3% of copy; fp32 at 1024, 8 vectors
+                                 per lane, ran slower so) */
 };
 
 /* ------------------------------------------------------------- analysis */
@@ -1812,7 +1813,6 @@ static void emit_combined_partials(persistent_emit *p)
     const persistent_analysis *a = &p->analysis;
     fv_emitter *e = &p->e;
     int capacity = row_capacity(params);
-    char target[32];
     fv_codegen_line(e, "// The block's %d row groups add their partials together, in order.", params->block_y);
     fv_codegen_line(e, "float *const combined = reinterpret_cast<float *>(row_buffers);  // [%d][%d]",
                     params->block_y, capacity);
@@ -1833,9 +1833,8 @@ static void emit_combined_partials(persistent_emit *p)
         fv_codegen_line(e, "    fv_load<%d>(combined + y * %d + column, other);", params->vector, capacity);
         fv_codegen_line(e, "    #pragma unroll");
         fv_codegen_line(e, "    for (int lane = 0; lane < %d; ++lane)", params->vector);
-        snprintf(target, sizeof target, "sum[lane]");
         e->indent += 8;
-        fv_family_combine(e, a->outer[r], target, "other[lane]");
+        fv_family_combine(e, a->outer[r], "sum[lane]", "other[lane]");
         e->indent -= 8;
         fv_codegen_line(e, "}");
         fv_codegen_line(e, "fv_store<%d>(workspace + ((long long)%d * partial_rows + partial_row) * inner + column, sum);",
