@@ -207,7 +207,7 @@ static bool inner_outer_accepts(const fv_segment_view *view, char *why, size_t s
 enum {
     /* The warp-specialized kinds read neither of the first two nor
      * EXTRA_CACHED: their rows are always in shared memory (bulk copies) and
-     * the row-constant inputs follow EXTRA_WS_WEIGHT_REGISTERS. */
+     * the row-constant inputs follow EXTRA_WEIGHT_FLOATS. */
     EXTRA_IN_SHARED,      /* bit i: buffered input i (in input order) lives in shared memory */
     EXTRA_MIN_BLOCKS,     /* __launch_bounds__ minimum blocks per SM (1: ptxas uses what it
                              needs; the estimate only sizes the grid, and cooperative grids
@@ -223,7 +223,6 @@ enum {
                              shared memory once per block */
     EXTRA_WS_STAGES,      /* warp-specialized: stages of the circular buffer */
     EXTRA_WS_UNROLL,      /* warp-specialized: rows per compute step */
-    EXTRA_WS_WEIGHT_REGISTERS, /* warp-specialized: the row-constant inputs live in registers */
     EXTRA_WS_PRODUCER_REGISTERS, /* warp-specialized: setmaxnreg of the producer group, or 0 */
     EXTRA_WS_COMPUTE_REGISTERS,  /* warp-specialized: setmaxnreg of the compute groups, or 0 */
     EXTRA_WS_START_REGISTERS,    /* warp-specialized: registers per thread at launch */
@@ -234,7 +233,8 @@ enum {
                              in registers for its row (read from its slot once, after the
                              copies land, instead of once per pass) */
     EXTRA_WEIGHT_FLOATS,  /* bit i: row-constant input i is held as float in registers for the
-                             whole kernel (loaded once per thread; no shared cache) */
+                             whole kernel (loaded once per thread, warp-specialized: per compute
+                             thread; no shared cache) */
 };
 
 typedef struct buffered_inputs {
@@ -320,7 +320,7 @@ typedef struct candidate {
     int slots;                 /* row slots per shared buffer */
     bool cached;               /* row-constant inputs cached in shared memory */
     unsigned row_floats;       /* bit per buffered input: also held as float in registers */
-    unsigned weight_floats;    /* bit per row-constant input: held as float in registers */
+    bool weight_floats;        /* row-constant inputs held as float in registers */
     int row_capacity;          /* elements of a row the block's row group covers */
     const char *limit;         /* what limits blocks per SM */
 } candidate;
@@ -446,21 +446,25 @@ static void cap_multiwave_blocks(const fv_device *device, int vector, candidate 
  * shared cache goes), then the buffered inputs in shared memory one at a
  * time (converted once per row instead of once per pass).  Blocks per SM do
  * not change: only registers the chosen occupancy leaves unused are taken. */
+static bool floats_fit(const candidate *c, int registers)
+{
+    return registers <= c->spare - FLOATS_MARGIN &&
+           c->registers + registers <= MAX_REGISTERS - FLOATS_REGISTER_MARGIN;
+}
+
 static void hold_floats(const buffered_inputs *buffers, const fv_device *device, int vector,
                         candidate *c)
 {
     int per_thread = c->batch * vector;
     int weights = buffers->cached_count * per_thread;
-    if (weights > 0 && weights <= c->spare - FLOATS_MARGIN &&
-        c->registers + weights <= MAX_REGISTERS - FLOATS_REGISTER_MARGIN) {
-        c->weight_floats = (1u << buffers->cached_count) - 1;
+    if (weights > 0 && floats_fit(c, weights)) {
+        c->weight_floats = true;
         c->cached = false;
         c->registers += weights;
         set_spare(device, c);
     }
     for (int i = 0; i < buffers->count; i++) {
-        if (!((c->in_shared >> i) & 1) || per_thread > c->spare - FLOATS_MARGIN ||
-            c->registers + per_thread > MAX_REGISTERS - FLOATS_REGISTER_MARGIN)
+        if (!((c->in_shared >> i) & 1) || !floats_fit(c, per_thread))
             continue;
         c->row_floats |= 1u << i;
         c->registers += per_thread;
@@ -629,10 +633,11 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     params->extra[EXTRA_SHARED_BYTES] = best->shared_bytes;
     params->extra[EXTRA_GRID] = best->grid;
     params->extra[EXTRA_SLOTS] = best->slots;
-    params->extra[EXTRA_CACHED] = best->cached ? (int)((1u << buffers.cached_count) - 1) : 0;
+    int all_cached = (int)((1u << buffers.cached_count) - 1);
+    params->extra[EXTRA_CACHED] = best->cached ? all_cached : 0;
     params->extra[EXTRA_CLUSTER] = best->cluster > 1 ? best->cluster : 0;
     params->extra[EXTRA_ROW_FLOATS] = (int)best->row_floats;
-    params->extra[EXTRA_WEIGHT_FLOATS] = (int)best->weight_floats;
+    params->extra[EXTRA_WEIGHT_FLOATS] = best->weight_floats ? all_cached : 0;
     return FV_OK;
 }
 
@@ -880,7 +885,7 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
     params->extra[EXTRA_GRID] = grid;
     params->extra[EXTRA_WS_STAGES] = stages;
     params->extra[EXTRA_WS_UNROLL] = ws.unroll;
-    params->extra[EXTRA_WS_WEIGHT_REGISTERS] = ws.gmem_to_regs;
+    params->extra[EXTRA_WEIGHT_FLOATS] = ws.gmem_to_regs ? (int)((1u << buffers.cached_count) - 1) : 0;
     int start_registers, producer_registers, compute_registers;
     ws_register_split(device, ws.bdimx, groups, ws.registers_needed, &start_registers,
                       &producer_registers, &compute_registers);
@@ -1241,19 +1246,32 @@ static fv_status set_stat_line(persistent_emit *p, int32_t value, const char *so
 }
 
 /* Loads row-constant input `value` once per thread into float registers
- * (weight<value>[batch][vector]) and reads it from there in every pass. */
+ * (weight<value>[batch][vector]) and reads it from there in every pass.  In
+ * warp-specialized kernels only the compute groups load it. */
 static fv_status emit_weight_floats(persistent_emit *p, int32_t value)
 {
     const fv_schedule_params *params = p->params;
     fv_emitter *e = &p->e;
+    bool compute_groups_only = warp_specialized(p->kind);
     char label[40];
     fv_ir_value_label(p->view->fusion, value, label);
-    fv_codegen_line(e, "// %s: the same for every row, held as float in registers", label);
+    fv_codegen_line(e, compute_groups_only
+                           ? "// %s: the same for every row, in each compute thread's registers"
+                           : "// %s: the same for every row, held as float in registers",
+                    label);
     fv_codegen_line(e, "float weight%d[%d][%d];", (int)value, params->serial, params->vector);
+    if (compute_groups_only) {
+        fv_codegen_line(e, "if (group < %d) {", params->block_y);
+        e->indent += 4;
+    }
     open_batch_loop(e, params, "");
     fv_codegen_line(e, "fv_load<%d>(in%d + column, weight%d[b]);", params->vector,
                     fv_codegen_input_position(p->view->fusion, value), (int)value);
     close_batch_loop(e);
+    if (compute_groups_only) {
+        e->indent -= 4;
+        fv_codegen_line(e, "}");
+    }
     return set_buffered_line(p, value, "const float (&v%d)[%d] = weight%d[b];", (int)value,
                              params->vector, (int)value);
 }
@@ -1375,6 +1393,20 @@ static fv_status emit_before_rows(persistent_emit *p)
     return FV_OK;
 }
 
+/* Points `name`<value> at this row's slot of `name`<value>_slots (slots of
+ * `slot_elements` elements; one slot: the slots' start). */
+static void emit_slot_pointer(persistent_emit *p, const char *name, int32_t value, int slots,
+                              int slot_elements)
+{
+    const char *type = fv_codegen_storage_type(p->view->fusion->values[value].dtype);
+    if (slots == 2)
+        fv_codegen_line(&p->e, "const %s *const %s%d = %s%d_slots + slot * %d;", type, name,
+                        (int)value, name, (int)value, slot_elements);
+    else
+        fv_codegen_line(&p->e, "const %s *const %s%d = %s%d_slots;", type, name, (int)value, name,
+                        (int)value);
+}
+
 /* At the start of each row: take the prefetched row statistics, point the
  * buffers and statistics at this row's slot, issue the copies of the next
  * row (or, with one slot, of this row) and, if the statistics came with
@@ -1400,24 +1432,14 @@ static void emit_row_start(persistent_emit *p)
         if (!buffer_in_shared(params, i))
             continue;
         int32_t v = p->buffers.values[i];
-        const char *type = fv_codegen_storage_type(fusion->values[v].dtype);
-        if (slots == 2)
-            fv_codegen_line(e, "const %s *const buffer%d = buffer%d_slots + slot * %d;", type, (int)v,
-                            (int)v, slot_elements);
-        else
-            fv_codegen_line(e, "const %s *const buffer%d = buffer%d_slots;", type, (int)v, (int)v);
+        emit_slot_pointer(p, "buffer", v, slots, slot_elements);
         any_shared = true;
     }
     if (!any_shared)
         return;
     for (int i = 0; stats_in_shared(p) && i < p->buffers.stat_count; i++) {
-        int32_t v = p->buffers.stat_values[i];
-        const char *type = fv_codegen_storage_type(fusion->values[v].dtype);
-        if (slots == 2)
-            fv_codegen_line(e, "const %s *const stat%d = stat%d_slots + slot * %d;", type, (int)v,
-                            (int)v, params->block_x * params->block_y);
-        else
-            fv_codegen_line(e, "const %s *const stat%d = stat%d_slots;", type, (int)v, (int)v);
+        emit_slot_pointer(p, "stat", p->buffers.stat_values[i], slots,
+                          params->block_x * params->block_y);
     }
     if (slots == 2) {
         fv_codegen_line(e, "// The next row's copies, in flight while this row is computed.");
@@ -1510,27 +1532,15 @@ static fv_status emit_ws_before_rows(persistent_emit *p)
                                  (int)v, params->vector, params->vector, (int)v,
                                  buffer_index(params), (int)v));
     }
-    bool in_registers = params->extra[EXTRA_WS_WEIGHT_REGISTERS] != 0;
     for (int i = 0; i < p->buffers.cached_count; i++) {
         int32_t v = p->buffers.cached_values[i];
+        if ((params->extra[EXTRA_WEIGHT_FLOATS] >> i) & 1) {
+            FV_TRY(emit_weight_floats(p, v));
+            continue;
+        }
         int position = fv_codegen_input_position(fusion, v);
         char label[40];
         fv_ir_value_label(fusion, v, label);
-        if (in_registers) {
-            fv_codegen_line(e, "// %s: the same for every row, in each compute thread's registers", label);
-            fv_codegen_line(e, "float weight%d[%d][%d];", (int)v, params->serial, params->vector);
-            fv_codegen_line(e, "if (group < %d) {", params->block_y);
-            e->indent += 4;
-            open_batch_loop(e, params, "");
-            fv_codegen_line(e, "fv_load<%d>(in%d + column, weight%d[b]);", params->vector, position,
-                            (int)v);
-            close_batch_loop(e);
-            e->indent -= 4;
-            fv_codegen_line(e, "}");
-            FV_TRY(set_buffered_line(p, v, "const float (&v%d)[%d] = weight%d[b];", (int)v,
-                                     params->vector, (int)v));
-            continue;
-        }
         const char *type = fv_codegen_storage_type(fusion->values[v].dtype);
         fv_codegen_line(e, "// %s: the same for every row, copied to shared memory once", label);
         fv_codegen_line(e, "%s *const cached%d = reinterpret_cast<%s *>(row_buffers + %zu);", type,
