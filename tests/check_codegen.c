@@ -222,6 +222,22 @@ START_TEST(norm_backward_is_one_persistent_kernel)
     ck_assert_ptr_nonnull(strstr(code, "workspace"));
     /* both of layer norm's inner reductions in one grouped block reduction */
     ck_assert_ptr_nonnull(strstr(code, "fv_row_sum_group<128, 2>(sums1, reduction_scratch);"));
+    ck_assert_ptr_nonnull(strstr(code, "slot ^= 1;"));
+    free(source);
+
+    /* three row slots at H = 2048 (deepen_prefetch): the first two rows
+     * copied before the loop, each row then issues the copies of the row two
+     * ahead into the previous row's slot, and waits for all but two groups */
+    source = generate_one(multiwave_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 2048,
+                          "inner_outer_persistent");
+    code = kernel_code(source);
+    ck_assert_ptr_nonnull(strstr(code, "const long long fetch_row = (long long)blockIdx.x * 1 + threadIdx.y + 1 * row_stride;"));
+    ck_assert_ptr_nonnull(strstr(code, "fv_copy_async<8>(buffer0_slots + (1) * 2048 + column, in0 + fetch_row * inner + column);"));
+    ck_assert_ptr_nonnull(strstr(code, "const long long fetch_row = row + 2 * row_stride;"));
+    ck_assert_ptr_nonnull(strstr(code, "fv_copy_async<8>(buffer0_slots + (slot == 0 ? 2 : slot - 1) * 2048 + column, in0 + fetch_row * inner + column);"));
+    ck_assert_ptr_nonnull(strstr(code, "fv_async_wait<2>();"));
+    ck_assert_ptr_nonnull(strstr(code, "slot = slot == 2 ? 0 : slot + 1;"));
+    ck_assert_ptr_null(strstr(code, "slot ^= 1;"));
     free(source);
 
     /* a warp per 1024-wide bf16 row: warp-only inner reductions; the

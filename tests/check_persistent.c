@@ -110,9 +110,12 @@ START_TEST(seed_000_thunder_layer_norm_backward)
         ck_assert_msg(strstr(chosen.params.description, "held as float in registers: row-constant "
                                                         "inputs and the row buffers, ~144 registers") != NULL,
                       "%s", chosen.params.description);
-        /* x and dy rows, and mean and invstd (an entry per thread each), two
-         * row slots of each; no shared copy of the weight */
-        ck_assert_int_eq(chosen.launch.dynamic_shared_bytes, 2 * 2 * 2048 * 2 + 2 * 2 * 128 * 4);
+        /* x and dy rows, and mean and invstd (an entry per thread each), three
+         * row slots of each (deepen_prefetch: 3 blocks x 8 KiB rows in
+         * flight per SM are under 32 KiB); no shared copy of the weight */
+        ck_assert_msg(strstr(chosen.params.description, "3 row slots (next 2 rows copied") != NULL,
+                      "%s", chosen.params.description);
+        ck_assert_int_eq(chosen.launch.dynamic_shared_bytes, 3 * 2 * 2048 * 2 + 3 * 2 * 128 * 4);
         assert_fits(&chosen, devices[d].device, 16384);
     }
     fv_case_list_free(&list);
@@ -189,6 +192,44 @@ START_TEST(multi_wave_example_on_h100)
     ck_assert_int_eq(chosen.launch.grid[0], 132);
     ck_assert_ptr_nonnull(strstr(chosen.params.description, "1 blocks/SM (limited by the multi-wave rule"));
     fv_case_free(c);
+}
+END_TEST
+
+/* deepen_prefetch: a multi-wave kernel whose rows in flight per SM (one row
+ * ahead of each block) are under 32 KiB takes a third row slot, without
+ * changing its blocks per SM; at 32 KiB or more, or in a forward kernel, it
+ * keeps two. */
+START_TEST(few_rows_in_flight_take_a_third_slot)
+{
+    static const struct {
+        norm_kind kind;
+        fv_dtype dtype;
+        int64_t hidden;
+        int slots;
+    } shapes[] = {
+        {NORM_LAYER_BACKWARD, FV_BF16, 2048, 3}, /* 3 blocks x 8 KiB */
+        {NORM_RMS_BACKWARD, FV_BF16, 3072, 3},   /* 2 blocks x 12 KiB */
+        {NORM_LAYER_BACKWARD, FV_BF16, 6144, 3}, /* 1 block x 24 KiB */
+        {NORM_LAYER_BACKWARD, FV_BF16, 4096, 2}, /* 2 blocks x 16 KiB */
+        {NORM_RMS_BACKWARD, FV_F32, 2048, 2},    /* 3 blocks x 16 KiB */
+        {NORM_LAYER_FORWARD, FV_BF16, 1024, 2},  /* forward: 8 blocks x 2 KiB */
+    };
+    for (size_t d = 0; d < 2; d++) {
+        const char *device = d == 0 ? "H100" : "B200";
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            fv_case *c = norm_case(shapes[i].kind, shapes[i].dtype, 16384, shapes[i].hidden, 0);
+            ck_assert_ptr_nonnull(c);
+            c->approach = FV_APPROACH_MULTIWAVE;
+            choice chosen;
+            choose_for(c, device, &chosen);
+            char expected[32];
+            snprintf(expected, sizeof expected, "%d row slots", shapes[i].slots);
+            ck_assert_msg(strstr(chosen.params.description, expected) != NULL, "%s H=%lld: %s",
+                          device, (long long)shapes[i].hidden, chosen.params.description);
+            assert_fits(&chosen, device, 16384);
+            fv_case_free(c);
+        }
+    }
 }
 END_TEST
 
@@ -585,6 +626,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, seed_000_on_b200_is_warp_specialized);
     tcase_add_test(tcase, multi_wave_example_on_h100);
     tcase_add_test(tcase, short_rows_take_a_warp_each);
+    tcase_add_test(tcase, few_rows_in_flight_take_a_third_slot);
     tcase_add_test(tcase, seed_001_shapes_fit_the_budgets);
     tcase_add_test(tcase, large_rows_take_more_threads);
     tcase_add_test(tcase, long_rows_split_over_clusters);

@@ -36,7 +36,7 @@ extern "C" __global__ void __launch_bounds__(@THREADS@, @MIN_BLOCKS@) @KERNEL_NA
         if (row_active) {
             @EPILOGUE@
         }
-        slot ^= 1;
+        @NEXT_SLOT@
     }
     fv_async_wait<0>();
     @AFTER_ROWS@

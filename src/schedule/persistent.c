@@ -47,6 +47,11 @@ enum {
                                     closer were not measured) */
     FLOATS_MARGIN = 16,       /* spare registers hold_floats leaves, against the error of
                                  our register estimate */
+    MAX_ROW_SLOTS = 3,        /* deepen_prefetch's most row slots (4 measured no faster) */
+    PREFETCH_BYTES_PER_SM = 32768, /* multi-wave rows in flight per SM under which a third
+                                      row slot pays (H200, bench/results/h200-2026-11-22.md:
+                                      at 24 KiB, LN/RMS bwd bf16 2048/3072/6144 +2..+9%; at
+                                      32 KiB, RMS bwd bf16 4096/8192 -3%) */
     WARP_ROW_VECTORS = 128    /* multi-wave rows of at most this many vectors (4 per lane) get
                                  a warp each, several rows per block (measured on an H200,
                                  bench/results/h200-multiwave-2026-11-21.md: LN bwd bf16
@@ -217,8 +222,8 @@ enum {
     EXTRA_STAGE_X,        /* stage 2: column vectors per block */
     EXTRA_STAGE_Y,        /* stage 2: slices of the partial rows */
     EXTRA_STAGE_VECTOR,   /* stage 2: columns per thread */
-    EXTRA_SLOTS,          /* row slots per shared buffer: 2 (the next row is copied while
-                             this one is computed) or 1 */
+    EXTRA_SLOTS,          /* row slots per shared buffer: 2 or more (the next slots - 1
+                             rows are copied while this one is computed) or 1 */
     EXTRA_CACHED,         /* bit i: input i along the row only (a weight) is copied to
                              shared memory once per block */
     EXTRA_WS_STAGES,      /* warp-specialized: stages of the circular buffer */
@@ -473,6 +478,33 @@ static void hold_floats(const buffered_inputs *buffers, const fv_device *device,
     c->shared_bytes = (int)placement_bytes(buffers, c);
 }
 
+/* Deeper prefetch for multi-wave kernels, whose blocks per SM are capped:
+ * with every row buffer in two shared slots and no clusters, adds slots
+ * (MAX_ROW_SLOTS at most) while the bytes of rows in flight per SM
+ * ((slots - 1) rows ahead of each row group) are under
+ * PREFETCH_BYTES_PER_SM and the shared memory of the chosen blocks per SM
+ * still fits: blocks per SM do not change.  (Forward kernels, at 8 blocks
+ * per SM, ran 3-5% slower with a third slot.) */
+static void deepen_prefetch(const buffered_inputs *buffers, const fv_device *device,
+                            candidate *c)
+{
+    if (c->slots != 2 || c->cluster > 1 || c->in_shared != (1u << buffers->count) - 1)
+        return;
+    int64_t group_row_bytes = (int64_t)c->block_y * c->row_capacity * row_element_bytes(buffers);
+    int64_t budget = device->shared_per_block_optin - SCRATCH_BYTES;
+    while (c->slots < MAX_ROW_SLOTS &&
+           (int64_t)(c->slots - 1) * c->blocks_per_sm * group_row_bytes < PREFETCH_BYTES_PER_SM) {
+        candidate deeper = *c;
+        deeper.slots++;
+        int64_t bytes = placement_bytes(buffers, &deeper);
+        if (bytes > budget ||
+            (int64_t)c->blocks_per_sm * (bytes + SCRATCH_BYTES + 1024) > device->shared_per_sm)
+            break;
+        deeper.shared_bytes = (int)bytes;
+        *c = deeper;
+    }
+}
+
 /* nvFuser's ranking: spare registers first; then more warps per SM when
  * either has fewer than 16; then fewer threads per block. */
 static bool better(const candidate *a, const candidate *b)
@@ -527,11 +559,16 @@ static bool make_candidate(const buffered_inputs *buffers, const fv_device *devi
 static void placement_text(const buffered_inputs *buffers, const candidate *c, char *text,
                            size_t size)
 {
+    char slots_text[96];
+    snprintf(slots_text, sizeof slots_text,
+             "row buffers in shared memory, %d row slots (next %d rows copied during this one)",
+             c->slots, c->slots - 1);
     const char *where = buffers->count == 0 ? "no row buffers"
                         : c->in_shared == (1u << buffers->count) - 1
-                            ? (c->slots == 2 ? "row buffers in shared memory, 2 row slots (next row "
-                                               "copied during this one)"
-                                             : "row buffers in shared memory, 1 row slot")
+                            ? (c->slots == 1 ? "row buffers in shared memory, 1 row slot"
+                               : c->slots == 2 ? "row buffers in shared memory, 2 row slots (next "
+                                                 "row copied during this one)"
+                                               : slots_text)
                         : c->in_shared == 0 ? "row buffers in registers"
                                             : "row buffers split between shared memory and registers";
     char floats[96] = "", rows[40] = "";
@@ -617,6 +654,8 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     if (outer_reductions > 0)
         cap_multiwave_blocks(device, vector, best);
     hold_floats(&buffers, device, vector, best);
+    if (outer_reductions > 0)
+        deepen_prefetch(&buffers, device, best);
     /* One wave of whole clusters; at least 8 rows per block (row group). */
     int64_t groups = (int64_t)best->blocks_per_sm * device->sm_count / best->cluster;
     int64_t most_useful = outer / (8 * best->block_y);
@@ -1072,6 +1111,7 @@ typedef struct persistent_emit {
         write_partials, stage_two, parameters;
     int scratch_per_row;        /* floats of reduction scratch per row of the block */
     fv_text cluster_setup;      /* multi-wave in clusters: the block's place in its cluster */
+    char next_slot[80];         /* the statement that moves `slot` on after each row */
 } persistent_emit;
 
 /* Blocks per thread-block cluster sharing each row; 1 without clusters. */
@@ -1373,6 +1413,17 @@ static fv_status emit_before_rows(persistent_emit *p)
         fv_codegen_line(e, "// The first row's copies; each row then issues the next one's.");
         emit_fetch(p, first_row, "0");
     }
+    if (any_shared && slots > 2) {
+        fv_codegen_line(e, "// The first %d rows' copies; each row then issues those of the row "
+                        "%d ahead.", slots - 1, slots - 1);
+        for (int ahead = 0; ahead < slots - 1; ahead++) {
+            char first_row[128], slot[16];
+            snprintf(first_row, sizeof first_row, "(long long)%s * %d + threadIdx.y + %d * row_stride",
+                     row_group(params), params->block_y, ahead);
+            snprintf(slot, sizeof slot, "%d", ahead);
+            emit_fetch(p, first_row, slot);
+        }
+    }
     /* Other row statistics: loaded one row ahead into registers. */
     for (int32_t i = 0; i < fusion->input_count; i++) {
         int32_t v = fusion->inputs[i];
@@ -1399,7 +1450,7 @@ static void emit_slot_pointer(persistent_emit *p, const char *name, int32_t valu
                               int slot_elements)
 {
     const char *type = fv_codegen_storage_type(p->view->fusion->values[value].dtype);
-    if (slots == 2)
+    if (slots >= 2)
         fv_codegen_line(&p->e, "const %s *const %s%d = %s%d_slots + slot * %d;", type, name,
                         (int)value, name, (int)value, slot_elements);
     else
@@ -1444,6 +1495,13 @@ static void emit_row_start(persistent_emit *p)
     if (slots == 2) {
         fv_codegen_line(e, "// The next row's copies, in flight while this row is computed.");
         emit_fetch(p, "row + row_stride", "slot ^ 1");
+    } else if (slots > 2) {
+        char ahead_row[64], free_slot[64];
+        snprintf(ahead_row, sizeof ahead_row, "row + %d * row_stride", slots - 1);
+        snprintf(free_slot, sizeof free_slot, "slot == 0 ? %d : slot - 1", slots - 1);
+        fv_codegen_line(e, "// The copies of the row %d ahead, into the last row's slot.",
+                        slots - 1);
+        emit_fetch(p, ahead_row, free_slot);
     } else {
         emit_fetch(p, "row", "0");
     }
@@ -2077,6 +2135,7 @@ static void fill_common(skeleton_fill *fill, const persistent_emit *p, const cha
     fill_number(fill, "SCRATCH_PER_ROW", p->scratch_per_row);
     fill_text(fill, "BEFORE_ROWS", fv_text_str(&p->before_rows));
     fill_text(fill, "ROW_START", fv_text_str(&p->row_start));
+    fill_text(fill, "NEXT_SLOT", p->next_slot);
     fill_text(fill, "ROW_PROLOGUE", fv_text_str(&p->prologue));
     fill_text(fill, "EPILOGUE", fv_text_str(&p->epilogue));
     fill_text(fill, "PARTIALS", fv_text_str(&p->partials));
@@ -2127,6 +2186,11 @@ static fv_status persistent_emit_kernel(const fv_segment_view *view,
                                         fv_text *source, persistent_kind kind)
 {
     persistent_emit p = {.kind = kind, .view = view, .params = params};
+    if (row_slots(params) > 2)
+        snprintf(p.next_slot, sizeof p.next_slot, "slot = slot == %d ? 0 : slot + 1;",
+                 row_slots(params) - 1);
+    else
+        snprintf(p.next_slot, sizeof p.next_slot, "slot ^= 1;");
     fv_text stage_two = {0};
     fv_status status = emit_sections(&p);
     if (status == FV_OK) {
