@@ -258,6 +258,15 @@ START_TEST(norm_backward_is_one_persistent_kernel)
     ck_assert_ptr_null(strstr(kernel_code(source), "this_grid"));
     free(source);
 
+    /* a warp per 1024-wide bf16 forward row: both var_mean passes reduce
+     * within the warp */
+    source = generate_one(multiwave_families, NORM_LAYER_FORWARD, FV_BF16, 16384, 1024,
+                          "inner_persistent");
+    code = kernel_code(source);
+    ck_assert_ptr_nonnull(strstr(code, "fv_row_sum_group<32, 1>(sums1, reduction_scratch);"));
+    ck_assert_ptr_nonnull(strstr(code, "fv_row_sum_group<32, 1>(squares1, reduction_scratch);"));
+    free(source);
+
     /* layer-norm forward: var_mean in two passes over the buffered row */
     char names[4][32];
     int count;

@@ -402,18 +402,32 @@ START_TEST(oversized_rows_fall_back)
 }
 END_TEST
 
-/* Forward norms: one inner-persistent kernel; small rows share a block
- * (several rows per block), large ones take a block each. */
+/* Forward norms: one inner-persistent kernel; rows of at most 128 vectors
+ * take a warp each (several rows per block: warp-only reductions), larger
+ * ones a group of 128 threads or more, large ones a block each. */
 START_TEST(forward_norms_are_inner_persistent)
 {
-    fv_case *c = norm_case(NORM_LAYER_FORWARD, FV_BF16, 16384, 512, 0);
+    static const struct {
+        int64_t inner;
+        int block_x, block_y, batch;
+    } shapes[] = {
+        {512, 32, 4, 2},   /* 64 vectors */
+        {1024, 32, 4, 4},  /* 128 vectors */
+        {2048, 128, 1, 2}, /* 256 vectors: a warp per row measured slower */
+    };
     choice chosen;
-    choose_for(c, "H100", &chosen);
-    ck_assert_str_eq(chosen.family, "inner_persistent");
-    ck_assert_int_eq(chosen.params.block_x, 64);
-    ck_assert_int_gt(chosen.params.block_y, 1);
-    ck_assert(!chosen.launch.cooperative);
-    fv_case_free(c);
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        fv_case *c = norm_case(NORM_LAYER_FORWARD, FV_BF16, 16384, shapes[i].inner, 0);
+        choose_for(c, "H100", &chosen);
+        ck_assert_str_eq(chosen.family, "inner_persistent");
+        ck_assert_int_eq(chosen.params.block_x, shapes[i].block_x);
+        ck_assert_int_eq(chosen.params.block_y, shapes[i].block_y);
+        ck_assert_int_eq(chosen.params.serial, shapes[i].batch);
+        ck_assert(!chosen.launch.cooperative);
+        assert_fits(&chosen, "H100", 16384);
+        fv_case_free(c);
+    }
+    fv_case *c;
     c = norm_case(NORM_RMS_FORWARD, FV_BF16, 16384, 8192, 0);
     choose_for(c, "B200", &chosen);
     ck_assert_str_eq(chosen.family, "inner_persistent");

@@ -52,11 +52,13 @@ enum {
                                       row slot pays (H200, bench/results/h200-2026-11-22.md:
                                       at 24 KiB, LN/RMS bwd bf16 2048/3072/6144 +2..+9%; at
                                       32 KiB, RMS bwd bf16 4096/8192 -3%) */
-    WARP_ROW_VECTORS = 128    /* multi-wave rows of at most this many vectors (4 per lane) get
-                                 a warp each, several rows per block (measured on an H200,
-                                 bench/results/h200-multiwave-2026-11-21.md: LN bwd bf16
-                                 16384x1024 47.6 -> 65.3% of copy; fp32 at 1024, 8 vectors
-                                 per lane, ran slower so) */
+    WARP_ROW_VECTORS = 128    /* rows of at most this many vectors (4 per lane) get a warp
+                                 each, several rows per block (measured on an H200,
+                                 bench/results/h200-multiwave-2026-11-21.md and
+                                 h200-2026-11-22.md: LN bwd bf16 16384x1024 47.6 -> 65.3% of
+                                 copy, LN fwd bf16 16384x1024 53.7 -> 64.0%; up to 256
+                                 vectors, bf16 at 2048, ran 2-5% slower so, forward and
+                                 backward) */
 };
 
 /* ------------------------------------------------------------- analysis */
@@ -544,9 +546,9 @@ static bool make_candidate(const buffered_inputs *buffers, const fv_device *devi
     /* A row gets a power-of-two group of threads, at most the block; short
      * rows share the block (block_y rows). */
     c->block_x = fv_family_pow2_ceil(vectors) < threads ? fv_family_pow2_ceil(vectors) : threads;
-    /* Multi-wave rows of at most WARP_ROW_VECTORS vectors get a warp each:
-     * their inner reductions need no block barrier. */
-    if (outer_reductions > 0 && cluster == 1 && vectors <= WARP_ROW_VECTORS && c->block_x > 32)
+    /* Rows of at most WARP_ROW_VECTORS vectors get a warp each: their inner
+     * reductions need no block barrier. */
+    if (cluster == 1 && vectors <= WARP_ROW_VECTORS && c->block_x > 32)
         c->block_x = 32;
     c->block_y = threads / c->block_x;
     c->batch = (int)((vectors + c->block_x - 1) / c->block_x);
