@@ -347,6 +347,24 @@ START_TEST(long_rows_split_over_clusters)
     ck_assert_int_eq(chosen.launch.cluster, 4);
     ck_assert_ptr_nonnull(strstr(chosen.params.description, "(8192 columns each)"));
     fv_case_free(c);
+    /* RMS-norm fp32 at H = 20480 fits one block only with its weight read
+     * from device memory in every pass (neither cached nor held as float):
+     * clusters of 2 instead, 10240 columns (80 KiB of x and dy) a block,
+     * two row slots and the weight's slice cached */
+    for (int d = 0; d < 2; d++) {
+        c = norm_case(NORM_RMS_BACKWARD, FV_F32, 16384, 20480, 0);
+        choose_for(c, devices[d], &chosen);
+        ck_assert_int_eq(chosen.launch.cluster, 2);
+        ck_assert_msg(strstr(chosen.params.description, "(10240 columns each; a block per row "
+                                                        "would read the row-constant inputs "
+                                                        "from device memory in every pass)") != NULL &&
+                          strstr(chosen.params.description, "2 row slots") != NULL &&
+                          strstr(chosen.params.description,
+                                 "row-constant inputs cached in shared memory") != NULL,
+                      "%s", chosen.params.description);
+        assert_fits(&chosen, devices[d], 16384);
+        fv_case_free(c);
+    }
     /* a row that fits one block keeps a block per row group */
     c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 16384, 16384, 0);
     choose_for(c, "H100", &chosen);

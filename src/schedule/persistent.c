@@ -321,6 +321,8 @@ static bool stats_with_rows(unsigned in_shared, int cluster)
 typedef struct candidate {
     int threads, block_x, block_y, batch;
     int cluster;               /* blocks sharing each row (a slice each), 1: none */
+    bool split_for_constants;  /* split although a row fits a block, which would read the
+                                  row-constant inputs from device memory in every pass */
     int registers, blocks_per_sm, grid, spare;
     int shared_bytes;          /* dynamic: row slots and cached inputs */
     unsigned in_shared;        /* bit per buffered input */
@@ -586,6 +588,28 @@ static void placement_text(const buffered_inputs *buffers, const candidate *c, c
              c->cached ? ", row-constant inputs cached in shared memory" : "", floats);
 }
 
+/* True if a candidate reads its row-constant inputs (the weight) from
+ * device memory in every pass over every row: neither cached in shared
+ * memory nor held as float in registers (RMS bwd fp32 at H = 20480 and
+ * 24576 on one block per row ran at 62-67% of copy so). */
+static bool rereads_row_constants(const buffered_inputs *buffers, const candidate *c)
+{
+    return buffers->cached_count > 0 && !c->cached && !c->weight_floats;
+}
+
+/* What follows the block-size search, in this order (each takes only what
+ * the one before leaves): the multi-wave cap on blocks per SM, the floats
+ * held in spare registers, the deeper prefetch. */
+static void finish_candidate(const buffered_inputs *buffers, const fv_device *device,
+                             int outer_reductions, int vector, candidate *c)
+{
+    if (outer_reductions > 0)
+        cap_multiwave_blocks(device, vector, c);
+    hold_floats(buffers, device, vector, c);
+    if (outer_reductions > 0)
+        deepen_prefetch(buffers, device, c);
+}
+
 /* nvFuser's block-size search (nvfuser.md 1.2) for rows split over
  * `cluster` blocks: the best candidate into *best; false if none fits. */
 static bool search_blocks(const buffered_inputs *buffers, const fv_device *device,
@@ -653,11 +677,20 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
         FV_FAIL(FV_ERR_UNSUPPORTED,
                 "a row of %lld elements does not fit the persistent budgets (%s)",
                 (long long)inner, fv_text_str(considered));
-    if (outer_reductions > 0)
-        cap_multiwave_blocks(device, vector, best);
-    hold_floats(&buffers, device, vector, best);
-    if (outer_reductions > 0)
-        deepen_prefetch(&buffers, device, best);
+    finish_candidate(&buffers, device, outer_reductions, vector, best);
+    if (best->cluster == 1 && max_cluster >= 2 && rereads_row_constants(&buffers, best) &&
+        row_bytes / 2 >= MIN_SLICE_BYTES) {
+        fv_text_printf(considered, "; a row per block reads the row-constant inputs from device "
+                                   "memory in every pass, so clusters of 2");
+        candidate split;
+        if (search_blocks(&buffers, device, outer_reductions, vector, inner, outer, 2, &split,
+                          considered)) {
+            finish_candidate(&buffers, device, outer_reductions, vector, &split);
+            split.split_for_constants = true;
+            if (!rereads_row_constants(&buffers, &split))
+                *best = split;
+        }
+    }
     /* One wave of whole clusters; at least 8 rows per block (row group). */
     int64_t groups = (int64_t)best->blocks_per_sm * device->sm_count / best->cluster;
     int64_t most_useful = outer / (8 * best->block_y);
@@ -752,12 +785,15 @@ static fv_status inner_outer_choose(const fv_segment_view *view, const fv_case *
     int stage_x = params->extra[EXTRA_STAGE_X], stage_vector = params->extra[EXTRA_STAGE_VECTOR];
     buffered_inputs buffers;
     find_buffered(view, &buffers);
-    char placement[256], split[96] = "";
+    char placement[256], split[192] = "";
     placement_text(&buffers, &best, placement, sizeof placement);
     if (best.cluster > 1)
-        snprintf(split, sizeof split, "rows split over clusters of %d blocks (%lld columns each), ",
+        snprintf(split, sizeof split, "rows split over clusters of %d blocks (%lld columns each%s), ",
                  best.cluster,
-                 (long long)(slice_vectors(inner, params->vector, best.cluster) * params->vector));
+                 (long long)(slice_vectors(inner, params->vector, best.cluster) * params->vector),
+                 best.split_for_constants ? "; a block per row would read the row-constant "
+                                            "inputs from device memory in every pass"
+                                          : "");
     snprintf(params->description, sizeof params->description,
              "multi-wave inner-outer persistent: %s%d x %d threads, batch %d of %d-element "
              "vectors, %s, ~%d registers (%d spare), %d blocks/SM (limited by %s), one wave of %d "
