@@ -435,7 +435,9 @@ static void occupancy(const fv_device *device, candidate *c)
  * (bench/results/h100-2026-11-21.md): bf16 and fp16 layer-norm and RMS-norm
  * backward at N = 16384 and H = 1024 to 8192 ran 4-14% faster so than at
  * the 2 to 6 blocks their registers allow; fp32 within -0.6..+4.6%.  Fewer
- * blocks per SM also mean fewer partial rows in the workspace for stage 2. */
+ * blocks per SM also mean fewer partial rows in the workspace for stage 2.
+ * Re-measured on an H200 with the floats and row slots (h200-2026-11-22.md):
+ * 4 blocks / 12 warps and 6 / 16 ran up to 13% and 15% slower. */
 static void cap_multiwave_blocks(const fv_device *device, int vector, candidate *c)
 {
     bool long_slices = c->batch * vector >= 24;
