@@ -1446,20 +1446,18 @@ static fv_status emit_before_rows(persistent_emit *p)
         snprintf(source, sizeof source, "stat%d[0]", (int)v);
         FV_TRY(set_stat_line(p, v, source));
     }
-    if (any_shared && slots == 2) {
-        char first_row[96];
-        snprintf(first_row, sizeof first_row, "(long long)%s * %d + threadIdx.y",
-                 row_group(params), params->block_y);
-        fv_codegen_line(e, "// The first row's copies; each row then issues the next one's.");
-        emit_fetch(p, first_row, "0");
-    }
-    if (any_shared && slots > 2) {
-        fv_codegen_line(e, "// The first %d rows' copies; each row then issues those of the row "
-                        "%d ahead.", slots - 1, slots - 1);
+    if (any_shared && slots >= 2) {
+        if (slots == 2)
+            fv_codegen_line(e, "// The first row's copies; each row then issues the next one's.");
+        else
+            fv_codegen_line(e, "// The first %d rows' copies; each row then issues those of the "
+                            "row %d ahead.", slots - 1, slots - 1);
         for (int ahead = 0; ahead < slots - 1; ahead++) {
-            char first_row[128], slot[16];
-            snprintf(first_row, sizeof first_row, "(long long)%s * %d + threadIdx.y + %d * row_stride",
-                     row_group(params), params->block_y, ahead);
+            char first_row[128], slot[16], later[32] = "";
+            if (ahead > 0)
+                snprintf(later, sizeof later, " + %d * row_stride", ahead);
+            snprintf(first_row, sizeof first_row, "(long long)%s * %d + threadIdx.y%s",
+                     row_group(params), params->block_y, later);
             snprintf(slot, sizeof slot, "%d", ahead);
             emit_fetch(p, first_row, slot);
         }
