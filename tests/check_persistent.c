@@ -452,6 +452,25 @@ START_TEST(forward_norms_are_inner_persistent)
     ck_assert_int_eq(chosen.params.block_y, 1);
     assert_fits(&chosen, "B200", 16384);
     fv_case_free(c);
+    /* a forward row whose two slots and weight cache do not both fit keeps
+     * the two slots: fp32 layer norm at H = 20480 (two 80 KiB slots, the
+     * weight and bias read from device memory); a backward kernel keeps the
+     * cache and takes one slot */
+    for (int d = 0; d < 2; d++) {
+        const char *device = d == 0 ? "H100" : "B200";
+        c = norm_case(NORM_LAYER_FORWARD, FV_F32, 16384, 20480, 0);
+        choose_for(c, device, &chosen);
+        ck_assert_msg(strstr(chosen.params.description, "2 row slots") != NULL &&
+                          strstr(chosen.params.description, "cached in shared memory") == NULL,
+                      "%s", chosen.params.description);
+        ck_assert_int_le(chosen.launch.dynamic_shared_bytes, 2 * 20480 * 4 + 4096);
+        fv_case_free(c);
+    }
+    c = norm_case(NORM_RMS_BACKWARD, FV_F32, 16384, 16384, 0);
+    choose_for(c, "H100", &chosen);
+    ck_assert_msg(strstr(chosen.params.description, "1 row slot, row-constant inputs cached") != NULL,
+                  "%s", chosen.params.description);
+    fv_case_free(c);
 }
 END_TEST
 
