@@ -308,6 +308,26 @@ static size_t row_element_bytes(const buffered_inputs *buffers)
     return bytes;
 }
 
+/* Bit masks of every buffered input and of every row-constant input. */
+static unsigned all_buffers(const buffered_inputs *buffers) { return (1u << buffers->count) - 1; }
+static unsigned all_row_constants(const buffered_inputs *buffers)
+{
+    return (1u << buffers->cached_count) - 1;
+}
+
+/* Dynamic shared memory a block may use for its row slots and caches. */
+static int64_t shared_budget(const fv_device *device)
+{
+    return device->shared_per_block_optin - SCRATCH_BYTES;
+}
+
+/* Blocks per SM that `dynamic_bytes` of dynamic shared memory per block
+ * allow (with the kernel's static scratch and the per-block reserve). */
+static int blocks_by_shared(const fv_device *device, int64_t dynamic_bytes)
+{
+    return (int)(device->shared_per_sm / (dynamic_bytes + SCRATCH_BYTES + 1024));
+}
+
 /* True if the row statistics travel with their row (copied into shared
  * memory in the row's commit group): some row buffer is in shared memory
  * (`in_shared`, a bit per buffer) and rows are not split over clusters of
@@ -368,18 +388,16 @@ static bool place_buffers(const buffered_inputs *buffers, const fv_device *devic
     for (int i = 0; i < buffers->count; i++)
         if (buffers->element_bytes[i] == 4)
             c->registers += FLOAT_BUFFER_OVERHEAD;
-    int64_t budget = device->shared_per_block_optin - SCRATCH_BYTES;
-    c->in_shared = (1u << buffers->count) - 1;
+    int64_t budget = shared_budget(device);
+    c->in_shared = all_buffers(buffers);
     c->slots = 2;
     c->cached = buffers->cached_count > 0;
-    /* Forward kernels (no outer partials) keep the second slot before the
-     * cache: LN fwd bf16 16384x32768 ran 6.6% faster so, backward kernels
-     * 14-38% slower (H200, bench/results/h200-multiwave-2026-11-21.md). */
-    if (placement_bytes(buffers, c) > budget && partial_floats == 0 && c->cached) {
+    /* Forward kernels (no outer partials) give up the cache before the
+     * second slot (the cache comes back below if it fits after all): LN fwd
+     * bf16 16384x32768 ran 6.6% faster so, backward kernels 14-38% slower
+     * (H200, bench/results/h200-multiwave-2026-11-21.md). */
+    if (placement_bytes(buffers, c) > budget && partial_floats == 0)
         c->cached = false;
-        if (placement_bytes(buffers, c) > budget)
-            c->cached = true;
-    }
     if (placement_bytes(buffers, c) > budget)
         c->slots = 1;
     if (placement_bytes(buffers, c) > budget)
@@ -420,7 +438,7 @@ static void occupancy(const fv_device *device, candidate *c)
     int warps = c->threads / 32;
     int registers_per_warp = ((c->registers * 32 + 255) / 256) * 256;
     int by_registers = device->registers_per_sm / (registers_per_warp * warps);
-    int by_shared = (int)(device->shared_per_sm / (c->shared_bytes + SCRATCH_BYTES + 1024));
+    int by_shared = blocks_by_shared(device, c->shared_bytes);
     int by_threads = device->max_threads_per_sm / c->threads;
     c->blocks_per_sm = by_registers;
     c->limit = "registers";
@@ -502,17 +520,15 @@ static void hold_floats(const buffered_inputs *buffers, const fv_device *device,
 static void deepen_prefetch(const buffered_inputs *buffers, const fv_device *device,
                             candidate *c)
 {
-    if (c->slots != 2 || c->cluster > 1 || c->in_shared != (1u << buffers->count) - 1)
+    if (c->slots != 2 || c->cluster > 1 || c->in_shared != all_buffers(buffers))
         return;
     int64_t group_row_bytes = (int64_t)c->block_y * c->row_capacity * row_element_bytes(buffers);
-    int64_t budget = device->shared_per_block_optin - SCRATCH_BYTES;
     while (c->slots < MAX_ROW_SLOTS &&
            (int64_t)(c->slots - 1) * c->blocks_per_sm * group_row_bytes < PREFETCH_BYTES_PER_SM) {
         candidate deeper = *c;
         deeper.slots++;
         int64_t bytes = placement_bytes(buffers, &deeper);
-        if (bytes > budget ||
-            (int64_t)c->blocks_per_sm * (bytes + SCRATCH_BYTES + 1024) > device->shared_per_sm)
+        if (bytes > shared_budget(device) || blocks_by_shared(device, bytes) < c->blocks_per_sm)
             break;
         deeper.shared_bytes = (int)bytes;
         *c = deeper;
@@ -573,16 +589,16 @@ static bool make_candidate(const buffered_inputs *buffers, const fv_device *devi
 static void placement_text(const buffered_inputs *buffers, const candidate *c, char *text,
                            size_t size)
 {
-    char slots_text[96];
+    char slots_text[96], ahead[16] = "row";
+    if (c->slots > 2)
+        snprintf(ahead, sizeof ahead, "%d rows", c->slots - 1);
     snprintf(slots_text, sizeof slots_text,
-             "row buffers in shared memory, %d row slots (next %d rows copied during this one)",
-             c->slots, c->slots - 1);
+             "row buffers in shared memory, %d row slots (next %s copied during this one)",
+             c->slots, ahead);
     const char *where = buffers->count == 0 ? "no row buffers"
-                        : c->in_shared == (1u << buffers->count) - 1
+                        : c->in_shared == all_buffers(buffers)
                             ? (c->slots == 1 ? "row buffers in shared memory, 1 row slot"
-                               : c->slots == 2 ? "row buffers in shared memory, 2 row slots (next "
-                                                 "row copied during this one)"
-                                               : slots_text)
+                                             : slots_text)
                         : c->in_shared == 0 ? "row buffers in registers"
                                             : "row buffers split between shared memory and registers";
     char floats[96] = "", rows[40] = "";
@@ -717,7 +733,7 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     params->extra[EXTRA_SHARED_BYTES] = best->shared_bytes;
     params->extra[EXTRA_GRID] = best->grid;
     params->extra[EXTRA_SLOTS] = best->slots;
-    int all_cached = (int)((1u << buffers.cached_count) - 1);
+    int all_cached = (int)all_row_constants(&buffers);
     params->extra[EXTRA_CACHED] = best->cached ? all_cached : 0;
     params->extra[EXTRA_CLUSTER] = best->cluster > 1 ? best->cluster : 0;
     params->extra[EXTRA_ROW_FLOATS] = (int)best->row_floats;
@@ -972,7 +988,7 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
     params->extra[EXTRA_GRID] = grid;
     params->extra[EXTRA_WS_STAGES] = stages;
     params->extra[EXTRA_WS_UNROLL] = ws.unroll;
-    params->extra[EXTRA_WEIGHT_FLOATS] = ws.gmem_to_regs ? (int)((1u << buffers.cached_count) - 1) : 0;
+    params->extra[EXTRA_WEIGHT_FLOATS] = ws.gmem_to_regs ? (int)all_row_constants(&buffers) : 0;
     int start_registers, producer_registers, compute_registers;
     ws_register_split(device, ws.bdimx, groups, ws.registers_needed, &start_registers,
                       &producer_registers, &compute_registers);
@@ -1564,7 +1580,7 @@ static void emit_load_row(persistent_emit *p)
     fv_emitter *e = &p->e;
     e->out = &p->load;
     unsigned in_shared = (unsigned)params->extra[EXTRA_IN_SHARED];
-    unsigned in_registers = ((1u << p->buffers.count) - 1) & ~in_shared;
+    unsigned in_registers = all_buffers(&p->buffers) & ~in_shared;
     unsigned floats = (unsigned)params->extra[EXTRA_ROW_FLOATS];
     if (in_shared != 0 && !stats_in_shared(p))
         fv_codegen_line(e, "fv_async_wait<%d>();  // this row's copies have landed",
