@@ -50,8 +50,8 @@ enum {
     MAX_ROW_SLOTS = 3,        /* deepen_prefetch's most row slots (4 measured no faster) */
     PREFETCH_BYTES_PER_SM = 32768, /* multi-wave rows in flight per SM under which a third
                                       row slot pays (H200, bench/results/h200-2026-11-22.md:
-                                      at 24 KiB, LN/RMS bwd bf16 2048/3072/6144 +2..+9%; at
-                                      32 KiB, RMS bwd bf16 4096/8192 -3%) */
+                                      at 24 KiB, LN/RMS bwd bf16 2048/3072/6144 +1.6..+8.6%;
+                                      at 32 KiB, RMS bwd bf16 4096/8192 -2..-4%) */
     WARP_ROW_VECTORS = 128    /* rows of at most this many vectors (4 per lane) get a warp
                                  each, several rows per block (measured on an H200,
                                  bench/results/h200-multiwave-2026-11-21.md and
@@ -463,7 +463,7 @@ static void occupancy(const fv_device *device, candidate *c)
  * the 2 to 6 blocks their registers allow; fp32 within -0.6..+4.6%.  Fewer
  * blocks per SM also mean fewer partial rows in the workspace for stage 2.
  * Re-measured on an H200 with the floats and row slots (h200-2026-11-22.md):
- * 4 blocks / 12 warps and 6 / 16 ran up to 13% and 15% slower. */
+ * 4 blocks / 12 warps and 6 / 16 ran up to 12% and 15% slower. */
 static void cap_multiwave_blocks(const fv_device *device, int vector, candidate *c)
 {
     bool long_slices = c->batch * vector >= 24;
@@ -515,8 +515,8 @@ static void hold_floats(const buffered_inputs *buffers, const fv_device *device,
  * (MAX_ROW_SLOTS at most) while the bytes of rows in flight per SM
  * ((slots - 1) rows ahead of each row group) are under
  * PREFETCH_BYTES_PER_SM and the shared memory of the chosen blocks per SM
- * still fits: blocks per SM do not change.  (Forward kernels, at 8 blocks
- * per SM, ran 3-5% slower with a third slot.) */
+ * still fits: blocks per SM do not change.  (Forward kernels ran up to 5%
+ * slower with a third slot.) */
 static void deepen_prefetch(const buffered_inputs *buffers, const fv_device *device,
                             candidate *c)
 {
