@@ -182,15 +182,18 @@ START_TEST(multi_wave_example_on_h100)
     ck_assert_int_eq(chosen.launch.grid[0], 264);
     ck_assert_ptr_nonnull(strstr(chosen.params.description, "2 blocks/SM (limited by the multi-wave rule"));
     fv_case_free(c);
-    /* at H = 8192: 256 threads with batch 4 (32 elements each), 2 blocks/SM
-     * by registers, 1 (8 warps) by the rule */
+    /* at H = 8192 the search takes 256 threads with batch 4 (32 elements
+     * each), 2 blocks/SM by registers, 1 (8 warps) by the rule; pair_rows
+     * then gives the block two rows of 128 threads with batch 8 */
     c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 16384, 8192, 0);
     ck_assert_ptr_nonnull(c);
     choose_for(c, "H100", &chosen);
-    ck_assert_int_eq(chosen.params.block_x * chosen.params.block_y, 256);
-    ck_assert_int_eq(chosen.params.serial, 4);
+    ck_assert_ptr_nonnull(strstr(chosen.params.description, "256 threads: batch 4, ~128 registers, 2 blocks/SM"));
+    ck_assert_int_eq(chosen.params.block_x, 128);
+    ck_assert_int_eq(chosen.params.block_y, 2);
+    ck_assert_int_eq(chosen.params.serial, 8);
     ck_assert_int_eq(chosen.launch.grid[0], 132);
-    ck_assert_ptr_nonnull(strstr(chosen.params.description, "1 blocks/SM (limited by the multi-wave rule"));
+    ck_assert_ptr_nonnull(strstr(chosen.params.description, "1 blocks/SM"));
     fv_case_free(c);
 }
 END_TEST
@@ -209,7 +212,7 @@ START_TEST(few_rows_in_flight_take_a_third_slot)
     } shapes[] = {
         {NORM_LAYER_BACKWARD, FV_BF16, 2048, 3}, /* 3 blocks x 8 KiB */
         {NORM_RMS_BACKWARD, FV_BF16, 3072, 3},   /* 2 blocks x 12 KiB */
-        {NORM_LAYER_BACKWARD, FV_BF16, 6144, 3}, /* 1 block x 24 KiB */
+        {NORM_RMS_BACKWARD, FV_BF16, 6144, 3},   /* 1 block x 24 KiB */
         {NORM_LAYER_BACKWARD, FV_BF16, 4096, 2}, /* 2 blocks x 16 KiB */
         {NORM_RMS_BACKWARD, FV_F32, 2048, 2},    /* 3 blocks x 16 KiB */
         {NORM_LAYER_FORWARD, FV_BF16, 1024, 2},  /* forward: 8 blocks x 2 KiB */
@@ -226,6 +229,58 @@ START_TEST(few_rows_in_flight_take_a_third_slot)
             snprintf(expected, sizeof expected, "%d row slots", shapes[i].slots);
             ck_assert_msg(strstr(chosen.params.description, expected) != NULL, "%s H=%lld: %s",
                           device, (long long)shapes[i].hidden, chosen.params.description);
+            assert_fits(&chosen, device, 16384);
+            fv_case_free(c);
+        }
+    }
+}
+END_TEST
+
+/* Two rows of 128 threads per block where the search gives a row 256
+ * threads and at most 8 vectors each (pair_rows): one block per SM, twice
+ * the batch, one partial row per block in the workspace.  RMS norm (one
+ * outer reduction) pairs only up to 32 elements per thread; a pair that
+ * does not fit keeps the 256-thread row. */
+START_TEST(rows_pair_up_in_256_thread_blocks)
+{
+    static const struct {
+        norm_kind kind;
+        fv_dtype dtype;
+        int64_t hidden;
+        int block_x, block_y, batch;
+    } shapes[] = {
+        {NORM_LAYER_BACKWARD, FV_BF16, 6144, 128, 2, 6},
+        {NORM_LAYER_BACKWARD, FV_BF16, 8192, 128, 2, 8},
+        {NORM_LAYER_BACKWARD, FV_F32, 3072, 128, 2, 6},
+        {NORM_LAYER_BACKWARD, FV_F32, 4096, 128, 2, 8},
+        {NORM_RMS_BACKWARD, FV_F32, 4096, 128, 2, 8},   /* 32 elements per thread */
+        {NORM_RMS_BACKWARD, FV_BF16, 6144, 256, 1, 3},  /* a pair would hold 48 */
+        {NORM_RMS_BACKWARD, FV_BF16, 8192, 256, 1, 4},  /* ... 64 */
+        {NORM_LAYER_BACKWARD, FV_BF16, 16384, 256, 1, 8}, /* the pair does not fit */
+        {NORM_LAYER_BACKWARD, FV_BF16, 4096, 128, 1, 4},  /* 128 threads a row already */
+    };
+    for (size_t d = 0; d < 2; d++) {
+        const char *device = d == 0 ? "H100" : "B200";
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            fv_case *c = norm_case(shapes[i].kind, shapes[i].dtype, 16384, shapes[i].hidden, 0);
+            ck_assert_ptr_nonnull(c);
+            c->approach = FV_APPROACH_MULTIWAVE;
+            choice chosen;
+            choose_for(c, device, &chosen);
+            const fv_schedule_params *p = &chosen.params;
+            ck_assert_msg(p->block_x == shapes[i].block_x && p->block_y == shapes[i].block_y &&
+                              p->serial == shapes[i].batch,
+                          "%s H=%lld: %s", device, (long long)shapes[i].hidden, p->description);
+            bool paired = shapes[i].block_y == 2;
+            ck_assert_int_eq(strstr(p->description, "two rows per block (instead of one of 256 "
+                                                    "threads), 128 x 2 threads") != NULL,
+                             paired);
+            if (paired) {
+                ck_assert_ptr_nonnull(strstr(p->description, "1 blocks/SM"));
+                int outer = shapes[i].kind == NORM_LAYER_BACKWARD ? 2 : 1;
+                ck_assert_int_eq(chosen.launch.workspace_bytes,
+                                 (long long)outer * chosen.launch.grid[0] * shapes[i].hidden * 4);
+            }
             assert_fits(&chosen, device, 16384);
             fv_case_free(c);
         }
@@ -678,6 +733,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, multi_wave_example_on_h100);
     tcase_add_test(tcase, short_rows_take_a_warp_each);
     tcase_add_test(tcase, few_rows_in_flight_take_a_third_slot);
+    tcase_add_test(tcase, rows_pair_up_in_256_thread_blocks);
     tcase_add_test(tcase, seed_001_shapes_fit_the_budgets);
     tcase_add_test(tcase, large_rows_take_more_threads);
     tcase_add_test(tcase, long_rows_split_over_clusters);

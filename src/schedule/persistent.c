@@ -47,6 +47,10 @@ enum {
                                     closer were not measured) */
     FLOATS_MARGIN = 16,       /* spare registers hold_floats leaves, against the error of
                                  our register estimate */
+    ROW_PAIR_THREADS = 128,   /* pair_rows: two rows of this many threads per block */
+    ROW_PAIR_MAX_BATCH = 8,   /* pair_rows: at most this many vectors per thread before */
+    ROW_PAIR_MAX_SINGLE = 32, /* pair_rows with one outer reduction: at most this many
+                                 elements per thread after */
     MAX_ROW_SLOTS = 3,        /* deepen_prefetch's most row slots (4 measured no faster) */
     PREFETCH_BYTES_PER_SM = 32768, /* multi-wave rows in flight per SM under which a third
                                       row slot pays (H200, bench/results/h200-2026-11-22.md:
@@ -343,6 +347,7 @@ typedef struct candidate {
     int cluster;               /* blocks sharing each row (a slice each), 1: none */
     bool split_for_constants;  /* split although a row fits a block, which would read the
                                   row-constant inputs from device memory in every pass */
+    bool paired;               /* two rows per block instead of one (pair_rows) */
     int registers, blocks_per_sm, grid, spare;
     int shared_bytes;          /* dynamic: row slots and cached inputs */
     unsigned in_shared;        /* bit per buffered input */
@@ -562,10 +567,11 @@ static int64_t slice_vectors(int64_t inner, int vector, int cluster)
 }
 
 /* Fills a candidate for `threads` threads per block, each row split over
- * `cluster` blocks; false if it does not fit. */
+ * `cluster` blocks and given at most `row_threads` of them (0: the block);
+ * false if it does not fit. */
 static bool make_candidate(const buffered_inputs *buffers, const fv_device *device,
                            int outer_reductions, int vector, int64_t inner, int threads,
-                           int cluster, candidate *c)
+                           int cluster, int row_threads, candidate *c)
 {
     memset(c, 0, sizeof *c);
     int64_t vectors = slice_vectors(inner, vector, cluster);
@@ -578,6 +584,8 @@ static bool make_candidate(const buffered_inputs *buffers, const fv_device *devi
      * reductions need no block barrier. */
     if (cluster == 1 && vectors <= WARP_ROW_VECTORS && c->block_x > 32)
         c->block_x = 32;
+    if (row_threads > 0 && c->block_x > row_threads)
+        c->block_x = row_threads;
     c->block_y = threads / c->block_x;
     c->batch = (int)((vectors + c->block_x - 1) / c->block_x);
     if (!place_buffers(buffers, device, outer_reductions * c->batch * vector, vector, c))
@@ -636,6 +644,34 @@ static void finish_candidate(const buffered_inputs *buffers, const fv_device *de
         deepen_prefetch(buffers, device, c);
 }
 
+/* Two rows of ROW_PAIR_THREADS threads per block instead of one row of
+ * twice that (multi-wave, a row per block, at most ROW_PAIR_MAX_BATCH
+ * vectors per thread): the same 8 warps on each SM, each row's block
+ * reductions over half of them and twice the elements per thread.  With a
+ * single outer reduction (RMS norm) only up to ROW_PAIR_MAX_SINGLE elements
+ * per thread.  Into *pair, true if it fits at one block per SM without
+ * reading the row-constant inputs from device memory in every pass.
+ * Measured on an H200 (bench/results/h200-2026-11-22.md, "Two rows per
+ * block"): LN bwd bf16 / fp16 at H = 6144 / 8192 +1.8..+9.2%, LN bwd fp32 at
+ * 3072 / 4096 / 8192 +1.1..+3.5%, RMS bwd fp32 at 3072 / 4096 +1.8 / +2.6%;
+ * RMS bwd 16-bit at 6144 (48 elements) within 0.1% and at 8192 (64) 1.3-1.6%
+ * slower; at 16 vectors per thread and more, up to 27% slower or no fit. */
+static bool pair_rows(const buffered_inputs *buffers, const fv_device *device,
+                      int outer_reductions, int vector, int64_t inner, const candidate *best,
+                      candidate *pair)
+{
+    if (outer_reductions == 0 || best->cluster != 1 || best->block_y != 1 ||
+        best->block_x != 2 * ROW_PAIR_THREADS || best->batch > ROW_PAIR_MAX_BATCH)
+        return false;
+    if (!make_candidate(buffers, device, outer_reductions, vector, inner, 2 * ROW_PAIR_THREADS, 1,
+                        ROW_PAIR_THREADS, pair))
+        return false;
+    if (outer_reductions < 2 && pair->batch * vector > ROW_PAIR_MAX_SINGLE)
+        return false;
+    finish_candidate(buffers, device, outer_reductions, vector, pair);
+    return pair->block_y == 2 && pair->blocks_per_sm == 1 && !rereads_row_constants(buffers, pair);
+}
+
 /* nvFuser's block-size search (nvfuser.md 1.2) for rows split over
  * `cluster` blocks: the best candidate into *best; false if none fits. */
 static bool search_blocks(const buffered_inputs *buffers, const fv_device *device,
@@ -656,7 +692,7 @@ static bool search_blocks(const buffered_inputs *buffers, const fv_device *devic
         snprintf(in_cluster, sizeof in_cluster, " in clusters of %d", cluster);
     for (int threads = most; threads >= least; threads /= 2) {
         candidate cand;
-        if (!make_candidate(buffers, device, outer_reductions, vector, inner, threads, cluster,
+        if (!make_candidate(buffers, device, outer_reductions, vector, inner, threads, cluster, 0,
                             &cand)) {
             fv_text_printf(considered, "%s%d threads%s: does not fit",
                            considered->length ? "; " : "", threads, in_cluster);
@@ -704,6 +740,11 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
                 "a row of %lld elements does not fit the persistent budgets (%s)",
                 (long long)inner, fv_text_str(considered));
     finish_candidate(&buffers, device, outer_reductions, vector, best);
+    candidate pair;
+    if (pair_rows(&buffers, device, outer_reductions, vector, inner, best, &pair)) {
+        pair.paired = true;
+        *best = pair;
+    }
     if (best->cluster == 1 && max_cluster >= 2 && rereads_row_constants(&buffers, best) &&
         row_bytes / 2 >= MIN_SLICE_BYTES) {
         fv_text_printf(considered, "; a row per block reads the row-constant inputs from device "
@@ -813,6 +854,9 @@ static fv_status inner_outer_choose(const fv_segment_view *view, const fv_case *
     find_buffered(view, &buffers);
     char placement[256], split[192] = "";
     placement_text(&buffers, &best, placement, sizeof placement);
+    if (best.paired)
+        snprintf(split, sizeof split, "two rows per block (instead of one of %d threads), ",
+                 2 * ROW_PAIR_THREADS);
     if (best.cluster > 1)
         snprintf(split, sizeof split, "rows split over clusters of %d blocks (%lld columns each%s), ",
                  best.cluster,
