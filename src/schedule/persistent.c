@@ -48,9 +48,9 @@ enum {
     FLOATS_MARGIN = 16,       /* spare registers hold_floats leaves, against the error of
                                  our register estimate */
     ROW_PAIR_THREADS = 128,   /* pair_rows: two rows of this many threads per block */
-    ROW_PAIR_MAX_BATCH = 8,   /* pair_rows: at most this many vectors per thread before */
-    ROW_PAIR_MAX_SINGLE = 32, /* pair_rows with one outer reduction: at most this many
-                                 elements per thread after */
+    ROW_PAIR_MAX_ELEMENTS = 48, /* pair_rows: at most this many elements per thread in
+                                   the pair (two outer reductions) */
+    ROW_PAIR_MAX_SINGLE = 32, /* ... with one outer reduction */
     MAX_ROW_SLOTS = 3,        /* deepen_prefetch's most row slots (4 measured no faster) */
     PREFETCH_BYTES_PER_SM = 32768, /* multi-wave rows in flight per SM under which a third
                                       row slot pays (H200, bench/results/h200-2026-11-22.md:
@@ -645,28 +645,29 @@ static void finish_candidate(const buffered_inputs *buffers, const fv_device *de
 }
 
 /* Two rows of ROW_PAIR_THREADS threads per block instead of one row of
- * twice that (multi-wave, a row per block, at most ROW_PAIR_MAX_BATCH
- * vectors per thread): the same 8 warps on each SM, each row's block
- * reductions over half of them and twice the elements per thread.  With a
- * single outer reduction (RMS norm) only up to ROW_PAIR_MAX_SINGLE elements
- * per thread.  Into *pair, true if it fits at one block per SM without
- * reading the row-constant inputs from device memory in every pass.
- * Measured on an H200 (bench/results/h200-2026-11-22.md, "Two rows per
- * block"): LN bwd bf16 / fp16 at H = 6144 / 8192 +1.8..+9.2%, LN bwd fp32 at
- * 3072 / 4096 / 8192 +1.1..+3.5%, RMS bwd fp32 at 3072 / 4096 +1.8 / +2.6%;
- * RMS bwd 16-bit at 6144 (48 elements) within 0.1% and at 8192 (64) 1.3-1.6%
- * slower; at 16 vectors per thread and more, up to 27% slower or no fit. */
+ * twice that (multi-wave, a row per block): the same 8 warps on each SM,
+ * each row's block reductions over half of them and twice the elements per
+ * thread, at most ROW_PAIR_MAX_ELEMENTS (ROW_PAIR_MAX_SINGLE with one outer
+ * reduction, RMS norm).  Into *pair, true if it fits at one block per SM
+ * without reading the row-constant inputs from device memory in every
+ * pass.  Measured on an H200 and an H100 (bench/results/h200-2026-11-22.md,
+ * "Two rows per block"), time against one 256-thread row:
+ *   LN bwd bf16 / fp16 6144 (48 elements): H200 +9.2 / +5.3%, H100 0.0 / +0.3%;
+ *   LN bwd fp32 3072 / 4096 (24 / 32): H200 +2.5 / +3.5%, H100 +2.2 / +2.7%;
+ *   RMS bwd fp32 3072 / 4096 (24 / 32): H200 +1.8 / +2.6%, H100 +1.1 / +1.8%;
+ *   64 elements: LN bwd bf16 / fp16 8192 H200 +3.3 / +1.8%, H100 -3.1 /
+ *   -2.3%; LN bwd fp32 8192 +1.1 / -1.0%; RMS bwd 16-bit 8192 H200 -1.3 /
+ *   -1.6%;  RMS bwd 16-bit 6144 (48) within 0.1% on the H200. */
 static bool pair_rows(const buffered_inputs *buffers, const fv_device *device,
                       int outer_reductions, int vector, int64_t inner, const candidate *best,
                       candidate *pair)
 {
+    int most = outer_reductions >= 2 ? ROW_PAIR_MAX_ELEMENTS : ROW_PAIR_MAX_SINGLE;
     if (outer_reductions == 0 || best->cluster != 1 || best->block_y != 1 ||
-        best->block_x != 2 * ROW_PAIR_THREADS || best->batch > ROW_PAIR_MAX_BATCH)
+        best->block_x != 2 * ROW_PAIR_THREADS || 2 * best->batch * vector > most)
         return false;
     if (!make_candidate(buffers, device, outer_reductions, vector, inner, 2 * ROW_PAIR_THREADS, 1,
                         ROW_PAIR_THREADS, pair))
-        return false;
-    if (outer_reductions < 2 && pair->batch * vector > ROW_PAIR_MAX_SINGLE)
         return false;
     finish_candidate(buffers, device, outer_reductions, vector, pair);
     return pair->block_y == 2 && pair->blocks_per_sm == 1 && !rereads_row_constants(buffers, pair);
