@@ -55,6 +55,17 @@ static void assert_fits(const choice *chosen, const char *device_name, int64_t r
     ck_assert_ptr_nonnull(strstr(chosen->params.description, "blocks/SM"));
 }
 
+/* The multi-wave choice on `device_name` for a norm case at 16384 x `hidden`. */
+static void choose_multiwave(norm_kind kind, fv_dtype dtype, int64_t hidden,
+                             const char *device_name, choice *chosen)
+{
+    fv_case *c = norm_case(kind, dtype, 16384, hidden, 0);
+    ck_assert_ptr_nonnull(c);
+    c->approach = FV_APPROACH_MULTIWAVE;
+    choose_for(c, device_name, chosen);
+    fv_case_free(c);
+}
+
 static fv_case *thunder_layer_norm_backward(fv_case_list *list)
 {
     memset(list, 0, sizeof *list);
@@ -217,17 +228,13 @@ START_TEST(few_rows_in_flight_take_a_third_slot)
     for (size_t d = 0; d < 2; d++) {
         const char *device = d == 0 ? "H100" : "B200";
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-            fv_case *c = norm_case(shapes[i].kind, shapes[i].dtype, 16384, shapes[i].hidden, 0);
-            ck_assert_ptr_nonnull(c);
-            c->approach = FV_APPROACH_MULTIWAVE;
             choice chosen;
-            choose_for(c, device, &chosen);
+            choose_multiwave(shapes[i].kind, shapes[i].dtype, shapes[i].hidden, device, &chosen);
             char expected[32];
             snprintf(expected, sizeof expected, "%d row slots", shapes[i].slots);
             ck_assert_msg(strstr(chosen.params.description, expected) != NULL, "%s H=%lld: %s",
                           device, (long long)shapes[i].hidden, chosen.params.description);
             assert_fits(&chosen, device, 16384);
-            fv_case_free(c);
         }
     }
 }
@@ -257,11 +264,8 @@ START_TEST(rows_pair_up_in_256_thread_blocks)
     for (size_t d = 0; d < 2; d++) {
         const char *device = d == 0 ? "H100" : "B200";
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-            fv_case *c = norm_case(shapes[i].kind, shapes[i].dtype, 16384, shapes[i].hidden, 0);
-            ck_assert_ptr_nonnull(c);
-            c->approach = FV_APPROACH_MULTIWAVE;
             choice chosen;
-            choose_for(c, device, &chosen);
+            choose_multiwave(shapes[i].kind, shapes[i].dtype, shapes[i].hidden, device, &chosen);
             const fv_schedule_params *p = &chosen.params;
             ck_assert_msg(p->block_x == shapes[i].block_x && p->block_y == shapes[i].block_y &&
                               p->serial == shapes[i].batch,
@@ -277,7 +281,6 @@ START_TEST(rows_pair_up_in_256_thread_blocks)
                                  (long long)outer * chosen.launch.grid[0] * shapes[i].hidden * 4);
             }
             assert_fits(&chosen, device, 16384);
-            fv_case_free(c);
         }
     }
 }

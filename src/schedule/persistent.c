@@ -656,8 +656,9 @@ static void finish_candidate(const buffered_inputs *buffers, const fv_device *de
  *   LN bwd fp32 3072 / 4096 (24 / 32): H200 +2.5 / +3.5%, H100 +2.2 / +2.7%;
  *   RMS bwd fp32 3072 / 4096 (24 / 32): H200 +1.8 / +2.6%, H100 +1.1 / +1.8%;
  *   64 elements: LN bwd bf16 / fp16 8192 H200 +3.3 / +1.8%, H100 -3.1 /
- *   -2.3%; LN bwd fp32 8192 +1.1 / -1.0%; RMS bwd 16-bit 8192 H200 -1.3 /
- *   -1.6%;  RMS bwd 16-bit 6144 (48) within 0.1% on the H200. */
+ *   -2.3%; LN bwd fp32 8192 H200 +1.1%, H100 -1.0%; RMS bwd bf16 / fp16
+ *   8192 H200 -1.6 / -1.3%;
+ *   RMS bwd 16-bit 6144 (48 elements) within 0.1% on the H200. */
 static bool pair_rows(const buffered_inputs *buffers, const fv_device *device,
                       int outer_reductions, int vector, int64_t inner, const candidate *best,
                       candidate *pair)
@@ -670,6 +671,7 @@ static bool pair_rows(const buffered_inputs *buffers, const fv_device *device,
                         ROW_PAIR_THREADS, pair))
         return false;
     finish_candidate(buffers, device, outer_reductions, vector, pair);
+    pair->paired = true;
     return pair->block_y == 2 && pair->blocks_per_sm == 1 && !rereads_row_constants(buffers, pair);
 }
 
@@ -742,10 +744,8 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
                 (long long)inner, fv_text_str(considered));
     finish_candidate(&buffers, device, outer_reductions, vector, best);
     candidate pair;
-    if (pair_rows(&buffers, device, outer_reductions, vector, inner, best, &pair)) {
-        pair.paired = true;
+    if (pair_rows(&buffers, device, outer_reductions, vector, inner, best, &pair))
         *best = pair;
-    }
     if (best->cluster == 1 && max_cluster >= 2 && rereads_row_constants(&buffers, best) &&
         row_bytes / 2 >= MIN_SLICE_BYTES) {
         fv_text_printf(considered, "; a row per block reads the row-constant inputs from device "
