@@ -671,8 +671,8 @@ static bool pair_rows(const buffered_inputs *buffers, const fv_device *device,
                         ROW_PAIR_THREADS, pair))
         return false;
     finish_candidate(buffers, device, outer_reductions, vector, pair);
-    pair->paired = true;
-    return pair->block_y == 2 && pair->blocks_per_sm == 1 && !rereads_row_constants(buffers, pair);
+    pair->paired = true;  /* block_y is 2: the row needs 256 threads or more */
+    return pair->blocks_per_sm == 1 && !rereads_row_constants(buffers, pair);
 }
 
 /* nvFuser's block-size search (nvfuser.md 1.2) for rows split over
@@ -853,13 +853,14 @@ static fv_status inner_outer_choose(const fv_segment_view *view, const fv_case *
     int stage_x = params->extra[EXTRA_STAGE_X], stage_vector = params->extra[EXTRA_STAGE_VECTOR];
     buffered_inputs buffers;
     find_buffered(view, &buffers);
-    char placement[256], split[192] = "";
+    char placement[256], rows_per_block[192] = "";
     placement_text(&buffers, &best, placement, sizeof placement);
     if (best.paired)
-        snprintf(split, sizeof split, "two rows per block (instead of one of %d threads), ",
-                 2 * ROW_PAIR_THREADS);
+        snprintf(rows_per_block, sizeof rows_per_block,
+                 "two rows per block (instead of one of %d threads), ", 2 * ROW_PAIR_THREADS);
     if (best.cluster > 1)
-        snprintf(split, sizeof split, "rows split over clusters of %d blocks (%lld columns each%s), ",
+        snprintf(rows_per_block, sizeof rows_per_block,
+                 "rows split over clusters of %d blocks (%lld columns each%s), ",
                  best.cluster,
                  (long long)(slice_vectors(inner, params->vector, best.cluster) * params->vector),
                  best.split_for_constants ? "; a block per row would read the row-constant "
@@ -869,7 +870,7 @@ static fv_status inner_outer_choose(const fv_segment_view *view, const fv_case *
              "multi-wave inner-outer persistent: %s%d x %d threads, batch %d of %d-element "
              "vectors, %s, ~%d registers (%d spare), %d blocks/SM (limited by %s), one wave of %d "
              "blocks, stage 2 %d x %d threads of %d-element vectors; candidates: %s",
-             split, best.block_x, best.block_y, best.batch, params->vector, placement,
+             rows_per_block, best.block_x, best.block_y, best.batch, params->vector, placement,
              best.registers, best.spare,
              best.blocks_per_sm, best.limit, best.grid, stage_x, best.threads / stage_x,
              stage_vector, fv_text_str(&considered));
