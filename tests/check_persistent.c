@@ -436,18 +436,91 @@ START_TEST(long_rows_split_over_clusters)
     ck_assert_msg(strstr(chosen.params.description, "~224 registers") != NULL, "%s",
                   chosen.params.description);
     fv_case_free(c);
-    /* bf16 at H = 24576: slices of 48 KiB would not pay for the exchange,
-     * so the general path, with the reason */
-    c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 16384, 24576, 0);
+    /* bf16 at H = 32760: no block holds a row, even with partials in
+     * shared memory, and slices of 16 bytes under 64 KiB would not pay for
+     * the exchange, so the general path, with the reason */
+    c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 16384, 32760, 0);
     fv_device device;
     FV_ASSERT_OK(fv_sched_device_from_table("H100", &device));
     fv_case_plan plan;
     FV_ASSERT_OK(fv_plan_case(c, &device, &plan));
     ck_assert_int_eq(plan.kernel_count, 2);
-    ck_assert_msg(strstr(plan.fallback, "clusters of 2: slices of 49152 bytes, under the 65536") !=
+    ck_assert_msg(strstr(plan.fallback, "clusters of 2: slices of 65520 bytes, under the 65536") !=
                       NULL, "%s", plan.fallback);
     fv_plan_free(&plan);
     fv_case_free(c);
+}
+END_TEST
+
+/* Layer-norm backward in 16 bits at H = 24576: no block size holds both
+ * f32 partial rows in registers (512 threads, batch 6: 64 + 2 x 48
+ * registers over the 120 a thread may have), and clusters of 2 would give
+ * slices of 48 KiB, under MIN_SLICE_BYTES.  So a row per block with db's
+ * partials in shared memory: x and dy in one row slot (2 x 48 KiB) and
+ * db's 24576 floats (96 KiB) fill it; the weight is read from device
+ * memory, the row statistics go to registers and stage 2's scratch reuses
+ * the row buffers.  dw's partials stay in registers (48 per thread).
+ * Rows that fit otherwise keep every partial in registers. */
+START_TEST(wide_rows_keep_partials_in_shared_memory)
+{
+    const char *devices[] = {"H100", "B200"};
+    const fv_dtype dtypes[] = {FV_BF16, FV_F16};
+    for (int d = 0; d < 2; d++) {
+        for (int t = 0; t < 2; t++) {
+            fv_case *c = norm_case(NORM_LAYER_BACKWARD, dtypes[t], 16384, 24576, 0);
+            c->approach = FV_APPROACH_MULTIWAVE;
+            fv_device device;
+            FV_ASSERT_OK(fv_sched_device_from_table(devices[d], &device));
+            fv_case_plan plan;
+            FV_ASSERT_OK(fv_plan_case(c, &device, &plan));
+            ck_assert_int_eq(plan.kernel_count, 1);
+            const fv_kernel_plan *kernel = &plan.kernels[0];
+            ck_assert_str_eq(plan.segmentation.segments[0].scheduler->name,
+                             "inner_outer_persistent");
+            ck_assert_int_eq(kernel->params.block_x, 512);
+            ck_assert_int_eq(kernel->params.block_y, 1);
+            ck_assert_int_eq(kernel->params.serial, 6);
+            ck_assert_int_eq(kernel->launch.cluster, 0);
+            ck_assert_int_eq(kernel->launch.dynamic_shared_bytes, 2 * 49152 + 98304);
+            ck_assert_int_le(kernel->launch.dynamic_shared_bytes,
+                             (int)device.shared_per_block_optin);
+            ck_assert_msg(strstr(kernel->params.description,
+                                 "1 row slot, the partials of 1 outer reduction in shared memory "
+                                 "(no room in registers), ~112 registers") != NULL,
+                          "%s", kernel->params.description);
+            /* dw in registers, db in shared memory after the row slot */
+            ck_assert_ptr_nonnull(strstr(kernel->source, "float partial0[6][8];"));
+            ck_assert_ptr_nonnull(strstr(
+                kernel->source, "float *const partial1 = reinterpret_cast<float *>(row_buffers + 98304);"));
+            ck_assert_ptr_nonnull(strstr(kernel->source, "fv_load<8>(partial1 + column, partial1_columns);"));
+            ck_assert_ptr_null(strstr(kernel->source, "float partial1["));
+            ck_assert_ptr_null(strstr(kernel->source, "stat3_slots"));
+            ck_assert_ptr_null(strstr(kernel->source, "__shared__ float stage_scratch"));
+            ck_assert_ptr_nonnull(strstr(kernel->source, "reinterpret_cast<float (*)[256]>(row_buffers)"));
+            ck_assert_int_eq(kernel->launch.workspace_bytes,
+                             2LL * kernel->launch.grid[0] * 24576 * 4);
+            fv_plan_free(&plan);
+            fv_case_free(c);
+        }
+    }
+    /* shapes whose partials fit registers keep them there */
+    static const struct {
+        norm_kind kind;
+        fv_dtype dtype;
+        int64_t hidden;
+    } in_registers[] = {
+        {NORM_LAYER_BACKWARD, FV_BF16, 20480},
+        {NORM_RMS_BACKWARD, FV_BF16, 24576},
+        {NORM_LAYER_BACKWARD, FV_F32, 16384},
+    };
+    for (size_t i = 0; i < sizeof in_registers / sizeof in_registers[0]; i++) {
+        choice chosen;
+        choose_multiwave(in_registers[i].kind, in_registers[i].dtype, in_registers[i].hidden, "H100",
+                         &chosen);
+        ck_assert_str_eq(chosen.family, "inner_outer_persistent");
+        ck_assert_msg(strstr(chosen.params.description, "partials of") == NULL, "%s",
+                      chosen.params.description);
+    }
 }
 END_TEST
 
@@ -735,6 +808,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, seed_001_shapes_fit_the_budgets);
     tcase_add_test(tcase, large_rows_take_more_threads);
     tcase_add_test(tcase, long_rows_split_over_clusters);
+    tcase_add_test(tcase, wide_rows_keep_partials_in_shared_memory);
     tcase_add_test(tcase, oversized_rows_fall_back);
     tcase_add_test(tcase, forward_norms_are_inner_persistent);
     tcase_add_test(tcase, seed_003_tma_inner_persistent);

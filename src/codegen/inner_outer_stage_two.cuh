@@ -11,7 +11,7 @@ const long long partial_row = (long long)@ROW_GROUP@ * @PARTIALS_PER_GROUP@ + @P
 cooperative_groups::this_grid().sync();
 // Stage 2: the block's threads as @STAGE_X@ column vectors x @STAGE_Y@
 // slices of the partial rows; slices are added in order.
-__shared__ float stage_scratch[@STAGE_Y@][@STAGE_X@ * @STAGE_VECTOR@];
+@STAGE_SCRATCH@
 const int thread_index = threadIdx.y * @BLOCK_X@ + threadIdx.x;
 const int slice = thread_index / @STAGE_X@;
 for (long long column_base = (long long)blockIdx.x * @STAGE_X@ * @STAGE_VECTOR@;

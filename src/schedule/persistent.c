@@ -246,6 +246,10 @@ enum {
     EXTRA_WEIGHT_FLOATS,  /* bit i: row-constant input i is held as float in registers for the
                              whole kernel (loaded once per thread, warp-specialized: per compute
                              thread; no shared cache) */
+    EXTRA_SHARED_PARTIALS, /* multi-wave, a row per block: bit r: outer reduction r's partials
+                              live in shared memory ([row capacity] floats after the row slots,
+                              caches and statistics) instead of registers; only where a row
+                              fits a block no other way (place_partials_in_shared) */
 };
 
 typedef struct buffered_inputs {
@@ -334,12 +338,18 @@ static int blocks_by_shared(const fv_device *device, int64_t dynamic_bytes)
 
 /* True if the row statistics travel with their row (copied into shared
  * memory in the row's commit group): some row buffer is in shared memory
- * (`in_shared`, a bit per buffer) and rows are not split over clusters of
- * `cluster` blocks; else they are loaded one row ahead into registers (the
- * clustered kernels were measured so). */
-static bool stats_with_rows(unsigned in_shared, int cluster)
+ * (`in_shared`, a bit per buffer), rows are not split over clusters of
+ * `cluster` blocks and no outer partials are in shared memory
+ * (`partials_in_shared`); else they are loaded one row ahead into
+ * registers.  The clustered kernels were measured so; with partials in
+ * shared memory, the 4 KiB of statistics slots (with the stage-2 scratch
+ * moved into the row buffers, shared_stage_scratch) bring LN bwd 16-bit
+ * 16384 x 24576 down to the 196 KiB shared-memory carveout, whose larger
+ * L1 keeps more of the weight, read from device memory in every pass:
+ * +4.7% (bf16) and +5.2% (fp16) on an H200 (L1 hit rate 0.9% -> 19.8%). */
+static bool stats_with_rows(unsigned in_shared, int cluster, unsigned partials_in_shared)
 {
-    return in_shared != 0 && cluster <= 1;
+    return in_shared != 0 && cluster <= 1 && partials_in_shared == 0;
 }
 
 typedef struct candidate {
@@ -355,6 +365,7 @@ typedef struct candidate {
     bool cached;               /* row-constant inputs cached in shared memory */
     unsigned row_floats;       /* bit per buffered input: also held as float in registers */
     bool weight_floats;        /* row-constant inputs held as float in registers */
+    unsigned partials_in_shared; /* bit per outer reduction: its partials in shared memory */
     int row_capacity;          /* elements of a row the block's row group covers */
     const char *limit;         /* what limits blocks per SM */
 } candidate;
@@ -374,8 +385,9 @@ static int64_t placement_bytes(const buffered_inputs *buffers, const candidate *
                                  (int64_t)buffers->element_bytes[i]) * c->slots;
     for (int i = 0; c->cached && i < buffers->cached_count; i++)
         bytes += round_up_16((int64_t)c->row_capacity * (int64_t)buffers->cached_element_bytes[i]);
-    if (stats_with_rows(c->in_shared, c->cluster))
+    if (stats_with_rows(c->in_shared, c->cluster, c->partials_in_shared))
         bytes += round_up_16((int64_t)c->threads * (int64_t)buffers->stat_bytes) * c->slots;
+    bytes += __builtin_popcount(c->partials_in_shared) * (int64_t)round_up_16((int64_t)c->row_capacity * 4);
     return bytes;
 }
 
@@ -566,12 +578,35 @@ static int64_t slice_vectors(int64_t inner, int vector, int cluster)
     return (inner / vector + cluster - 1) / cluster;
 }
 
+/* A row per block whose outer partials do not all fit in registers: moves
+ * the partials of the last 1, 2, ... outer reductions into shared memory
+ * ([row capacity] floats each; a thread adds to its own columns) until the
+ * placement fits.  Shared memory then usually has no room left for the
+ * row-constant cache or a second row slot.  Taken only where no block size
+ * fits a row otherwise (search): layer-norm backward in 16 bits at
+ * H = 24576 went to the general path before.  False if nothing fits. */
+static bool place_partials_in_shared(const buffered_inputs *buffers, const fv_device *device,
+                                     int outer_reductions, int vector, candidate *c)
+{
+    if (c->block_y != 1 || c->cluster != 1)
+        return false;
+    int per_reduction = c->batch * vector;
+    for (int moved = 1; moved <= outer_reductions; moved++) {
+        c->partials_in_shared = ((1u << moved) - 1) << (outer_reductions - moved);
+        if (place_buffers(buffers, device, (outer_reductions - moved) * per_reduction, vector, c))
+            return true;
+    }
+    c->partials_in_shared = 0;
+    return false;
+}
+
 /* Fills a candidate for `threads` threads per block, each row split over
- * `cluster` blocks and given at most `row_threads` of them (0: the block);
- * false if it does not fit. */
+ * `cluster` blocks and given at most `row_threads` of them (0: the block),
+ * with outer partials in shared memory where registers cannot hold them if
+ * `shared_partials`; false if it does not fit. */
 static bool make_candidate(const buffered_inputs *buffers, const fv_device *device,
                            int outer_reductions, int vector, int64_t inner, int threads,
-                           int cluster, int row_threads, candidate *c)
+                           int cluster, int row_threads, bool shared_partials, candidate *c)
 {
     memset(c, 0, sizeof *c);
     int64_t vectors = slice_vectors(inner, vector, cluster);
@@ -588,7 +623,8 @@ static bool make_candidate(const buffered_inputs *buffers, const fv_device *devi
         c->block_x = row_threads;
     c->block_y = threads / c->block_x;
     c->batch = (int)((vectors + c->block_x - 1) / c->block_x);
-    if (!place_buffers(buffers, device, outer_reductions * c->batch * vector, vector, c))
+    if (!place_buffers(buffers, device, outer_reductions * c->batch * vector, vector, c) &&
+        !(shared_partials && place_partials_in_shared(buffers, device, outer_reductions, vector, c)))
         return false;
     occupancy(device, c);
     return c->blocks_per_sm > 0;
@@ -618,8 +654,14 @@ static void placement_text(const buffered_inputs *buffers, const candidate *c, c
         snprintf(floats, sizeof floats, ", held as float in registers: %s%s%s",
                  c->weight_floats ? "row-constant inputs" : "",
                  c->weight_floats && c->row_floats ? " and " : "", rows);
-    snprintf(text, size, "%s%s%s", where,
-             c->cached ? ", row-constant inputs cached in shared memory" : "", floats);
+    char partials[96] = "";
+    int shared_partials = __builtin_popcount(c->partials_in_shared);
+    if (shared_partials > 0)
+        snprintf(partials, sizeof partials,
+                 ", the partials of %d outer reduction%s in shared memory (no room in registers)",
+                 shared_partials, shared_partials > 1 ? "s" : "");
+    snprintf(text, size, "%s%s%s%s", where,
+             c->cached ? ", row-constant inputs cached in shared memory" : "", floats, partials);
 }
 
 /* True if a candidate reads its row-constant inputs (the weight) from
@@ -668,7 +710,7 @@ static bool pair_rows(const buffered_inputs *buffers, const fv_device *device,
         best->block_x != 2 * ROW_PAIR_THREADS || 2 * best->batch * vector > most)
         return false;
     if (!make_candidate(buffers, device, outer_reductions, vector, inner, 2 * ROW_PAIR_THREADS, 1,
-                        ROW_PAIR_THREADS, pair))
+                        ROW_PAIR_THREADS, false, pair))
         return false;
     finish_candidate(buffers, device, outer_reductions, vector, pair);
     pair->paired = true;  /* block_y is 2: the row needs 256 threads or more */
@@ -676,10 +718,13 @@ static bool pair_rows(const buffered_inputs *buffers, const fv_device *device,
 }
 
 /* nvFuser's block-size search (nvfuser.md 1.2) for rows split over
- * `cluster` blocks: the best candidate into *best; false if none fits. */
+ * `cluster` blocks (with outer partials in shared memory where registers
+ * cannot hold them if `shared_partials`): the best candidate into *best;
+ * false if none fits. */
 static bool search_blocks(const buffered_inputs *buffers, const fv_device *device,
                           int outer_reductions, int vector, int64_t inner, int64_t outer,
-                          int cluster, candidate *best, fv_text *considered)
+                          int cluster, bool shared_partials, candidate *best,
+                          fv_text *considered)
 {
     int64_t vectors = slice_vectors(inner, vector, cluster);
     int batch_min = minimum_batch(inner / cluster, outer);
@@ -693,10 +738,12 @@ static bool search_blocks(const buffered_inputs *buffers, const fv_device *devic
     char in_cluster[40] = "";
     if (cluster > 1)
         snprintf(in_cluster, sizeof in_cluster, " in clusters of %d", cluster);
+    if (shared_partials)
+        snprintf(in_cluster, sizeof in_cluster, " (partials may use shared memory)");
     for (int threads = most; threads >= least; threads /= 2) {
         candidate cand;
         if (!make_candidate(buffers, device, outer_reductions, vector, inner, threads, cluster, 0,
-                            &cand)) {
+                            shared_partials, &cand)) {
             fv_text_printf(considered, "%s%d threads%s: does not fit",
                            considered->length ? "; " : "", threads, in_cluster);
             continue;
@@ -736,7 +783,11 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
             break;
         }
         found = search_blocks(&buffers, device, outer_reductions, vector, inner, outer, cluster,
-                              best, considered);
+                              false, best, considered);
+        /* A row per block before clusters: partials in shared memory. */
+        if (!found && cluster == 1 && outer_reductions > 0)
+            found = search_blocks(&buffers, device, outer_reductions, vector, inner, outer, 1,
+                                  true, best, considered);
     }
     if (!found)
         FV_FAIL(FV_ERR_UNSUPPORTED,
@@ -751,8 +802,8 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
         fv_text_printf(considered, "; a row per block reads the row-constant inputs from device "
                                    "memory in every pass, so clusters of 2");
         candidate split;
-        if (search_blocks(&buffers, device, outer_reductions, vector, inner, outer, 2, &split,
-                          considered)) {
+        if (search_blocks(&buffers, device, outer_reductions, vector, inner, outer, 2, false,
+                          &split, considered)) {
             finish_candidate(&buffers, device, outer_reductions, vector, &split);
             split.split_for_constants = true;
             if (!rereads_row_constants(&buffers, &split))
@@ -780,6 +831,7 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     params->extra[EXTRA_CLUSTER] = best->cluster > 1 ? best->cluster : 0;
     params->extra[EXTRA_ROW_FLOATS] = (int)best->row_floats;
     params->extra[EXTRA_WEIGHT_FLOATS] = best->weight_floats ? all_cached : 0;
+    params->extra[EXTRA_SHARED_PARTIALS] = (int)best->partials_in_shared;
     return FV_OK;
 }
 
@@ -1222,6 +1274,7 @@ typedef struct persistent_emit {
     int scratch_per_row;        /* floats of reduction scratch per row of the block */
     fv_text cluster_setup;      /* multi-wave in clusters: the block's place in its cluster */
     char next_slot[80];         /* the statement that moves `slot` on after each row */
+    char stage_scratch[160];    /* the declaration of stage 2's shared scratch */
 } persistent_emit;
 
 /* Blocks per thread-block cluster sharing each row; 1 without clusters. */
@@ -1300,6 +1353,24 @@ static int row_capacity(const fv_schedule_params *params)
     return params->serial * params->block_x * params->vector;
 }
 
+/* True if outer reduction `r`'s partials live in shared memory. */
+static bool partial_in_shared(const fv_schedule_params *params, int r)
+{
+    return (params->extra[EXTRA_SHARED_PARTIALS] >> r) & 1;
+}
+
+/* Byte offset in the dynamic shared memory of outer reduction `r`'s
+ * partials in shared memory: they come last (placement_bytes), one
+ * [row capacity] float array per reduction in reduction order. */
+static size_t shared_partial_offset(const fv_schedule_params *params, int r)
+{
+    size_t array_bytes = (size_t)round_up_16((int64_t)row_capacity(params) * 4);
+    unsigned mask = (unsigned)params->extra[EXTRA_SHARED_PARTIALS];
+    size_t first = (size_t)params->extra[EXTRA_SHARED_BYTES] -
+                   (size_t)__builtin_popcount(mask) * array_bytes;
+    return first + (size_t)__builtin_popcount(mask & ((1u << r) - 1)) * array_bytes;
+}
+
 /* True if the block's row groups add their outer partials together in
  * shared memory before they go to the workspace (multi-wave with several
  * rows per block, when the row buffers' shared memory holds a float per
@@ -1323,7 +1394,8 @@ static int row_slots(const fv_schedule_params *params)
 static bool stats_in_shared(const persistent_emit *p)
 {
     return p->buffers.stat_count > 0 &&
-           stats_with_rows((unsigned)p->params->extra[EXTRA_IN_SHARED], cluster_blocks(p->params));
+           stats_with_rows((unsigned)p->params->extra[EXTRA_IN_SHARED], cluster_blocks(p->params),
+                           (unsigned)p->params->extra[EXTRA_SHARED_PARTIALS]);
 }
 
 /* True if row statistic `value` is copied into shared memory with its row. */
@@ -1955,8 +2027,17 @@ static void emit_epilogue(persistent_emit *p)
         fv_codegen_compute(e, p->targets, (fv_emit_index){"row", "column"});
         char input[64], partial[32];
         fv_codegen_value(e, a->outer[r]->inputs[0], "lane", input, sizeof input);
-        snprintf(partial, sizeof partial, "partial%d[b][lane]", r);
+        if (!partial_in_shared(p->params, r)) {
+            snprintf(partial, sizeof partial, "partial%d[b][lane]", r);
+            accumulate_lanes(e, p->params, partial, input, a->outer[r]);
+            continue;
+        }
+        /* this thread's own columns of the shared partials: no barrier */
+        fv_codegen_line(e, "float partial%d_columns[%d];", r, p->params->vector);
+        fv_codegen_line(e, "fv_load<%d>(partial%d + column, partial%d_columns);", p->params->vector, r, r);
+        snprintf(partial, sizeof partial, "partial%d_columns[lane]", r);
         accumulate_lanes(e, p->params, partial, input, a->outer[r]);
+        fv_codegen_line(e, "fv_store<%d>(partial%d + column, partial%d_columns);", p->params->vector, r, r);
     }
     close_batch_loop(e);
     fv_codegen_restore(e, saved);
@@ -2027,6 +2108,19 @@ static void emit_partials(persistent_emit *p)
     const persistent_analysis *a = &p->analysis;
     e->out = &p->partials;
     for (int r = 0; r < a->outer_count; r++) {
+        if (partial_in_shared(p->params, r)) {
+            fv_codegen_line(e, "// %s over rows: [%d columns] in shared memory (registers are full);",
+                            fv_ir_op_name(a->outer[r]->kind), row_capacity(p->params));
+            fv_codegen_line(e, "// each thread adds to its own columns only.");
+            fv_codegen_line(e, "float *const partial%d = reinterpret_cast<float *>(row_buffers + %zu);",
+                            r, shared_partial_offset(p->params, r));
+            open_batch_loop(e, p->params, "");
+            fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", p->params->vector);
+            fv_codegen_line(e, "    partial%d[column + lane] = %s;", r,
+                            fv_family_reduction_identity(a->outer[r]));
+            close_batch_loop(e);
+            continue;
+        }
         fv_codegen_line(e, "float partial%d[%d][%d];  // %s over rows", r, p->params->serial,
                         p->params->vector, fv_ir_op_name(a->outer[r]->kind));
         fv_codegen_line(e, "for (int b = 0; b < %d; ++b)", p->params->serial);
@@ -2044,14 +2138,34 @@ static void emit_partials(persistent_emit *p)
         e->indent += 4;
     }
     open_batch_loop(e, p->params, "");
-    for (int r = 0; r < a->outer_count; r++)
-        fv_codegen_line(e, "fv_store<%d>(workspace + ((long long)%d * partial_rows + partial_row) * inner + column, partial%d[b]);",
-                        p->params->vector, r, r);
+    for (int r = 0; r < a->outer_count; r++) {
+        char columns[32];
+        snprintf(columns, sizeof columns, "partial%d[b]", r);
+        if (partial_in_shared(p->params, r)) {
+            snprintf(columns, sizeof columns, "partial%d_columns", r);
+            fv_codegen_line(e, "float partial%d_columns[%d];", r, p->params->vector);
+            fv_codegen_line(e, "fv_load<%d>(partial%d + column, partial%d_columns);", p->params->vector, r, r);
+        }
+        fv_codegen_line(e, "fv_store<%d>(workspace + ((long long)%d * partial_rows + partial_row) * inner + column, %s);",
+                        p->params->vector, r, columns);
+    }
     close_batch_loop(e);
     if (producer_group) {
         e->indent -= 4;
         fv_codegen_line(e, "}");
     }
+}
+
+/* True if stage 2's scratch ([stage_y][stage_x * stage_vector] floats)
+ * reuses the row buffers' dynamic shared memory, free once the grid has
+ * synchronized, instead of static shared memory: in kernels with outer
+ * partials in shared memory (see stats_with_rows). */
+static bool shared_stage_scratch(const fv_schedule_params *params)
+{
+    int64_t bytes = (int64_t)params->extra[EXTRA_STAGE_Y] * params->extra[EXTRA_STAGE_X] *
+                    params->extra[EXTRA_STAGE_VECTOR] * 4;
+    return params->extra[EXTRA_SHARED_PARTIALS] != 0 &&
+           params->extra[EXTRA_SHARED_BYTES] >= bytes;
 }
 
 /* Stage 2: add the workspace rows up and write the reductions' outputs. */
@@ -2062,6 +2176,15 @@ static fv_status emit_stage_two(persistent_emit *p)
     int stage_vector = p->params->extra[EXTRA_STAGE_VECTOR];
     int stage_x = p->params->extra[EXTRA_STAGE_X];
     int stage_y = p->params->extra[EXTRA_STAGE_Y];
+    int scratch_columns = stage_x * stage_vector;
+    if (shared_stage_scratch(p->params))
+        snprintf(p->stage_scratch, sizeof p->stage_scratch,
+                 "float (*const stage_scratch)[%d] = reinterpret_cast<float (*)[%d]>(row_buffers);"
+                 "  // [%d][%d]: the rows are done",
+                 scratch_columns, scratch_columns, stage_y, scratch_columns);
+    else
+        snprintf(p->stage_scratch, sizeof p->stage_scratch,
+                 "__shared__ float stage_scratch[%d][%d * %d];", stage_y, stage_x, stage_vector);
     fv_emitter e;
     FV_TRY(fv_codegen_begin(&e, p->view, stage_vector));
     e.out = &p->stage_two;
@@ -2214,22 +2337,33 @@ static fv_status emit_sections(persistent_emit *p)
     return FV_OK;
 }
 
-/* The named sections and numbers a skeleton is filled with. */
+/* The named sections and numbers a skeleton is filled with (the
+ * warp-specialized kernels use 33). */
+enum { SKELETON_FILL_CAPACITY = 48 };
 typedef struct skeleton_fill {
-    const char *names[32];
-    const char *sections[32];
-    char numbers[32][16];
+    const char *names[SKELETON_FILL_CAPACITY];
+    const char *sections[SKELETON_FILL_CAPACITY];
+    char numbers[SKELETON_FILL_CAPACITY][16];
     int count;
+    bool overflowed;            /* a section did not fit: the kernel is not emitted */
 } skeleton_fill;
 
 static void fill_text(skeleton_fill *fill, const char *name, const char *text)
 {
+    if (fill->count == SKELETON_FILL_CAPACITY) {
+        fill->overflowed = true;
+        return;
+    }
     fill->names[fill->count] = name;
     fill->sections[fill->count++] = text;
 }
 
 static void fill_number(skeleton_fill *fill, const char *name, int value)
 {
+    if (fill->count == SKELETON_FILL_CAPACITY) {
+        fill->overflowed = true;
+        return;
+    }
     fill_text(fill, name, fv_family_number(fill->numbers[fill->count], value));
 }
 
@@ -2252,6 +2386,7 @@ static void fill_common(skeleton_fill *fill, const persistent_emit *p, const cha
     fill_number(fill, "STAGE_Y", params->extra[EXTRA_STAGE_Y]);
     fill_number(fill, "STAGE_VECTOR", params->extra[EXTRA_STAGE_VECTOR]);
     fill_text(fill, "STAGE_TWO", fv_text_str(&p->stage_two));
+    fill_text(fill, "STAGE_SCRATCH", p->stage_scratch);
     fill_text(fill, "ROW_GROUP", row_group(params));
     fill_text(fill, "ROW_GROUPS", row_groups(params));
     bool combined = combine_partials(params, p->kind);
@@ -2313,6 +2448,10 @@ static fv_status persistent_emit_kernel(const fv_segment_view *view,
             status = fv_codegen_fill(fv_skeleton_inner_outer_stage_two, fill.names,
                                      fill.sections, fill.count, &stage_two);
         fill_text(&fill, "AFTER_ROWS", fv_text_str(&stage_two));
+        if (status == FV_OK && fill.overflowed)
+            status = fv_error_raise(FV_ERR_INTERNAL, __FILE__, __LINE__,
+                                    "kernel %s has more than %d skeleton sections", kernel_name,
+                                    SKELETON_FILL_CAPACITY);
         fv_family_kernel_head(forms[kind].family, params, source);
         if (status == FV_OK)
             status = fv_codegen_fill(forms[kind].skeleton, fill.names, fill.sections, fill.count,
