@@ -497,6 +497,10 @@ START_TEST(wide_rows_keep_partials_in_shared_memory)
             ck_assert_ptr_null(strstr(kernel->source, "stat3_slots"));
             ck_assert_ptr_null(strstr(kernel->source, "__shared__ float stage_scratch"));
             ck_assert_ptr_nonnull(strstr(kernel->source, "reinterpret_cast<float (*)[256]>(row_buffers)"));
+            /* the weight, read from device memory in both passes, is kept in
+             * L1; dx's stores do not allocate there */
+            ck_assert_ptr_nonnull(strstr(kernel->source, "fv_load_kept_in_l1<8>(in2 + column, v2);"));
+            ck_assert_ptr_nonnull(strstr(kernel->source, "fv_store_around_l1<8>(out0 + (row) * inner"));
             ck_assert_int_eq(kernel->launch.workspace_bytes,
                              2LL * kernel->launch.grid[0] * 24576 * 4);
             fv_plan_free(&plan);
@@ -520,6 +524,9 @@ START_TEST(wide_rows_keep_partials_in_shared_memory)
         ck_assert_str_eq(chosen.family, "inner_outer_persistent");
         ck_assert_msg(strstr(chosen.params.description, "partials of") == NULL, "%s",
                       chosen.params.description);
+        ck_assert_msg(strstr(chosen.params.description, "row-constant inputs cached") != NULL ||
+                          strstr(chosen.params.description, "held as float") != NULL,
+                      "%s", chosen.params.description);
     }
 }
 END_TEST

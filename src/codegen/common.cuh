@@ -54,6 +54,46 @@ __device__ __forceinline__ void fv_store(T *__restrict__ p, const float (&in)[N]
     *reinterpret_cast<fv_vector<T, N> *>(p) = raw;
 }
 
+// fv_load for data that every row reads again (a weight read from device
+// memory in every pass): 16-byte loads ask L1 to keep the line
+// (ld.global.nc.L1::evict_last); other sizes are plain loads.
+template <int N, typename T>
+__device__ __forceinline__ void fv_load_kept_in_l1(const T *__restrict__ p, float (&out)[N])
+{
+    if constexpr (sizeof(T) * N == 16) {
+        uint4 bits;
+        asm volatile("ld.global.nc.L1::evict_last.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(bits.x), "=r"(bits.y), "=r"(bits.z), "=r"(bits.w)
+                     : "l"(p));
+        const fv_vector<T, N> raw = *reinterpret_cast<const fv_vector<T, N> *>(&bits);
+#pragma unroll
+        for (int lane = 0; lane < N; ++lane)
+            out[lane] = fv_to_float(raw.element[lane]);
+    } else {
+        fv_load<N>(p, out);
+    }
+}
+
+// fv_store for row outputs that no thread reads again: 16-byte stores do
+// not allocate in L1 (st.global.L1::no_allocate), which keeps the lines of
+// fv_load_kept_in_l1; other sizes are plain stores.
+template <int N, typename T>
+__device__ __forceinline__ void fv_store_around_l1(T *__restrict__ p, const float (&in)[N])
+{
+    if constexpr (sizeof(T) * N == 16) {
+        fv_vector<T, N> raw;
+#pragma unroll
+        for (int lane = 0; lane < N; ++lane)
+            raw.element[lane] = fv_from_float<T>(in[lane]);
+        const uint4 bits = *reinterpret_cast<const uint4 *>(&raw);
+        asm volatile("st.global.L1::no_allocate.v4.u32 [%0], {%1, %2, %3, %4};\n"
+                     ::"l"(p), "r"(bits.x), "r"(bits.y), "r"(bits.z), "r"(bits.w)
+                     : "memory");
+    } else {
+        fv_store<N>(p, in);
+    }
+}
+
 // Copies N elements (aligned to N) from global to shared memory.  Copies of
 // 4, 8 or 16 bytes are asynchronous (cp.async: they do not pass through
 // registers and complete at fv_async_wait); smaller ones are plain copies.

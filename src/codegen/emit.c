@@ -464,8 +464,12 @@ static void emit_load(fv_emitter *emitter, int32_t value, fv_emit_index where)
         }
     } else if (fv_codegen_spans_inner(emitter->view, value)) {
         fv_codegen_line(emitter, "%s v%d[%d];", type, (int)value, emitter->vector);
+        bool keep = emitter->keep_row_constants_in_l1 && float_storage(v->dtype) &&
+                    !fv_codegen_spans_outer(emitter->view, value);
         fv_codegen_line(emitter, "%s<%d>(in%d + %s, v%d);",
-                        float_storage(v->dtype) ? "fv_load" : "fv_load_exact", emitter->vector,
+                        keep ? "fv_load_kept_in_l1"
+                             : float_storage(v->dtype) ? "fv_load" : "fv_load_exact",
+                        emitter->vector,
                         position, offset, (int)value);
     } else if (float_storage(v->dtype)) {
         fv_codegen_line(emitter, "const float v%d = fv_to_float(in%d[%s]);", (int)value, position,
@@ -558,9 +562,13 @@ void fv_codegen_store(fv_emitter *emitter, int position, int32_t value, fv_emit_
     int32_t source = fv_codegen_stored_value(emitter->view, value);
     char offset[160];
     offset_expression(emitter, value, where, offset, sizeof offset);
+    bool around = emitter->keep_row_constants_in_l1 && float_storage(v->dtype) &&
+                  fv_codegen_spans_outer(emitter->view, value);
     if (fv_codegen_spans_inner(emitter->view, value))
         fv_codegen_line(emitter, "%s<%d>(out%d + %s, v%d);",
-                        float_storage(v->dtype) ? "fv_store" : "fv_store_exact", emitter->vector,
+                        around ? "fv_store_around_l1"
+                               : float_storage(v->dtype) ? "fv_store" : "fv_store_exact",
+                        emitter->vector,
                         position, offset, (int)source);
     else if (float_storage(v->dtype))
         fv_codegen_line(emitter, "out%d[%s] = fv_from_float<%s>(v%d);", position, offset,

@@ -2274,6 +2274,20 @@ static void free_emit(persistent_emit *p)
         fv_text_free(texts[i]);
 }
 
+/* True if a multi-wave kernel reads its row-constant inputs (a weight) from
+ * device memory in every pass over every row: neither cached in shared
+ * memory nor held as float (rereads_row_constants; today LN bwd 16-bit at
+ * H = 24576, whose partials fill shared memory).  Its emitter then keeps
+ * those loads in L1 and the row outputs out of it: LN bwd bf16 / fp16
+ * 16384 x 24576 ran 22.0 / 21.8% faster so on an H200 (63.3 -> 77.2%,
+ * 64.6 -> 78.8% of copy, bench/results/h200-2026-11-22.md). */
+static bool rereads_row_constants_every_pass(const persistent_emit *p)
+{
+    const fv_schedule_params *params = p->params;
+    return p->kind == KIND_MULTIWAVE && p->buffers.cached_count > 0 &&
+           params->extra[EXTRA_CACHED] == 0 && params->extra[EXTRA_WEIGHT_FLOATS] == 0;
+}
+
 /* Multi-wave in clusters: the block's rank, its cluster (the row group),
  * the start of its slice of each row, and the exchange of inner sums. */
 static void write_cluster_setup(persistent_emit *p)
@@ -2310,6 +2324,7 @@ static fv_status emit_sections(persistent_emit *p)
     FV_CHECK_ALLOC(p->targets);
     FV_CHECK_ALLOC(p->buffered_lines);
     p->e.buffered_load = (const char **)p->buffered_lines;
+    p->e.keep_row_constants_in_l1 = rereads_row_constants_every_pass(p);
     p->scratch_per_row = scratch_per_row(&p->analysis);
     write_cluster_setup(p);
     FV_TRY(fv_text_status(&p->cluster_setup));
