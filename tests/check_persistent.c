@@ -437,8 +437,9 @@ START_TEST(long_rows_split_over_clusters)
                   chosen.params.description);
     fv_case_free(c);
     /* bf16 at H = 32760: no block holds a row, even with partials in
-     * shared memory, and slices of 16 bytes under 64 KiB would not pay for
-     * the exchange, so the general path, with the reason */
+     * shared memory, and clusters of 2 would give slices of 65520 bytes, 16
+     * short of 64 KiB, too small to pay for the exchange; so the general
+     * path, with the reason */
     c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 16384, 32760, 0);
     fv_device device;
     FV_ASSERT_OK(fv_sched_device_from_table("H100", &device));

@@ -735,21 +735,21 @@ static bool search_blocks(const buffered_inputs *buffers, const fv_device *devic
     if (most < least)
         most = least;
     bool found = false;
-    char in_cluster[40] = "";
+    char variant[40] = "";  /* how the candidates of this search differ, for `considered` */
     if (cluster > 1)
-        snprintf(in_cluster, sizeof in_cluster, " in clusters of %d", cluster);
+        snprintf(variant, sizeof variant, " in clusters of %d", cluster);
     if (shared_partials)
-        snprintf(in_cluster, sizeof in_cluster, " (partials may use shared memory)");
+        snprintf(variant, sizeof variant, " (partials may use shared memory)");
     for (int threads = most; threads >= least; threads /= 2) {
         candidate cand;
         if (!make_candidate(buffers, device, outer_reductions, vector, inner, threads, cluster, 0,
                             shared_partials, &cand)) {
             fv_text_printf(considered, "%s%d threads%s: does not fit",
-                           considered->length ? "; " : "", threads, in_cluster);
+                           considered->length ? "; " : "", threads, variant);
             continue;
         }
         fv_text_printf(considered, "%s%d threads%s: batch %d, ~%d registers, %d blocks/SM (%s)",
-                       considered->length ? "; " : "", threads, in_cluster, cand.batch,
+                       considered->length ? "; " : "", threads, variant, cand.batch,
                        cand.registers, cand.blocks_per_sm, cand.limit);
         if (!found || better(&cand, best)) {
             *best = cand;
@@ -1357,6 +1357,15 @@ static int row_capacity(const fv_schedule_params *params)
 static bool partial_in_shared(const fv_schedule_params *params, int r)
 {
     return (params->extra[EXTRA_SHARED_PARTIALS] >> r) & 1;
+}
+
+/* Declares partial<r>_columns[vector] and loads into it this thread's
+ * columns of outer reduction `r`'s partials in shared memory (the batch
+ * loop's `column`). */
+static void emit_shared_partial_columns(fv_emitter *e, const fv_schedule_params *params, int r)
+{
+    fv_codegen_line(e, "float partial%d_columns[%d];", r, params->vector);
+    fv_codegen_line(e, "fv_load<%d>(partial%d + column, partial%d_columns);", params->vector, r, r);
 }
 
 /* Byte offset in the dynamic shared memory of outer reduction `r`'s
@@ -2033,8 +2042,7 @@ static void emit_epilogue(persistent_emit *p)
             continue;
         }
         /* this thread's own columns of the shared partials: no barrier */
-        fv_codegen_line(e, "float partial%d_columns[%d];", r, p->params->vector);
-        fv_codegen_line(e, "fv_load<%d>(partial%d + column, partial%d_columns);", p->params->vector, r, r);
+        emit_shared_partial_columns(e, p->params, r);
         snprintf(partial, sizeof partial, "partial%d_columns[lane]", r);
         accumulate_lanes(e, p->params, partial, input, a->outer[r]);
         fv_codegen_line(e, "fv_store<%d>(partial%d + column, partial%d_columns);", p->params->vector, r, r);
@@ -2143,8 +2151,7 @@ static void emit_partials(persistent_emit *p)
         snprintf(columns, sizeof columns, "partial%d[b]", r);
         if (partial_in_shared(p->params, r)) {
             snprintf(columns, sizeof columns, "partial%d_columns", r);
-            fv_codegen_line(e, "float partial%d_columns[%d];", r, p->params->vector);
-            fv_codegen_line(e, "fv_load<%d>(partial%d + column, partial%d_columns);", p->params->vector, r, r);
+            emit_shared_partial_columns(e, p->params, r);
         }
         fv_codegen_line(e, "fv_store<%d>(workspace + ((long long)%d * partial_rows + partial_row) * inner + column, %s);",
                         p->params->vector, r, columns);
@@ -2279,8 +2286,9 @@ static void free_emit(persistent_emit *p)
  * memory nor held as float (rereads_row_constants; today LN bwd 16-bit at
  * H = 24576, whose partials fill shared memory).  Its emitter then keeps
  * those loads in L1 and the row outputs out of it: LN bwd bf16 / fp16
- * 16384 x 24576 ran 22.0 / 21.8% faster so on an H200 (63.3 -> 77.2%,
- * 64.6 -> 78.8% of copy, bench/results/h200-2026-11-22.md). */
+ * 16384 x 24576 ran 22.6 / 21.8% faster so on an H200 (62.8 -> 77.0%,
+ * 64.4 -> 78.4% of copy) and 18.2 / 17.6% on an H100 (80.3 -> 94.8%,
+ * 80.6 -> 94.7%; bench/results/h200-2026-11-22.md). */
 static bool rereads_row_constants_every_pass(const persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
@@ -2375,11 +2383,11 @@ static void fill_text(skeleton_fill *fill, const char *name, const char *text)
 
 static void fill_number(skeleton_fill *fill, const char *name, int value)
 {
-    if (fill->count == SKELETON_FILL_CAPACITY) {
-        fill->overflowed = true;
-        return;
-    }
-    fill_text(fill, name, fv_family_number(fill->numbers[fill->count], value));
+    /* past the capacity fill_text only records the overflow */
+    fill_text(fill, name,
+              fill->count < SKELETON_FILL_CAPACITY
+                  ? fv_family_number(fill->numbers[fill->count], value)
+                  : "");
 }
 
 static void fill_common(skeleton_fill *fill, const persistent_emit *p, const char *kernel_name)
