@@ -532,6 +532,78 @@ START_TEST(wide_rows_keep_partials_in_shared_memory)
 }
 END_TEST
 
+/* In clusters, db's partials go to shared memory where registers cannot
+ * hold them, so that a slice takes more threads.  LN bwd bf16 / fp16 at
+ * H = 32768 in clusters of 2 (16384 columns a block): 512 threads, batch 4,
+ * two row slots of x and dy (2 x 64 KiB) and db's 16384 floats (64 KiB)
+ * after them; the weight, not cached, is read through L1, whose 60 KiB
+ * beside the 196 KiB carveout hold its 32 KiB slice.  fp32 at 32768 does
+ * so in clusters of 4.  Not taken: one row slot (RMS bwd fp32 32768 in
+ * clusters of 2 keeps 256 threads with its partials in registers), or a
+ * weight slice that L1 cannot hold (LN bwd fp32 20480: 40 KiB beside a
+ * 228 KiB carveout; it keeps 256 threads with the weight held as float). */
+START_TEST(clustered_rows_keep_partials_in_shared_memory)
+{
+    const char *devices[] = {"H100", "B200"};
+    const fv_dtype dtypes[] = {FV_BF16, FV_F16};
+    for (int d = 0; d < 2; d++) {
+        for (int t = 0; t < 2; t++) {
+            fv_case *c = norm_case(NORM_LAYER_BACKWARD, dtypes[t], 16384, 32768, 0);
+            fv_device device;
+            FV_ASSERT_OK(fv_sched_device_from_table(devices[d], &device));
+            fv_case_plan plan;
+            FV_ASSERT_OK(fv_plan_case(c, &device, &plan));
+            ck_assert_int_eq(plan.kernel_count, 1);
+            const fv_kernel_plan *kernel = &plan.kernels[0];
+            ck_assert_int_eq(kernel->launch.cluster, 2);
+            ck_assert_int_eq(kernel->params.block_x, 512);
+            ck_assert_int_eq(kernel->params.serial, 4);
+            ck_assert_int_eq(kernel->launch.dynamic_shared_bytes, 2 * 65536 + 65536);
+            ck_assert_msg(strstr(kernel->params.description,
+                                 "2 row slots (next row copied during this one), the partials of "
+                                 "1 outer reduction in shared memory (no room in registers)") != NULL,
+                          "%s", kernel->params.description);
+            ck_assert_ptr_null(strstr(kernel->params.description, "row-constant inputs cached"));
+            /* dw in registers; db in shared memory, indexed by the offset in
+             * the block's slice */
+            ck_assert_ptr_nonnull(strstr(kernel->source, "float partial0[4][8];"));
+            ck_assert_ptr_nonnull(strstr(
+                kernel->source, "float *const partial1 = reinterpret_cast<float *>(row_buffers + 131072);"));
+            ck_assert_ptr_nonnull(strstr(kernel->source, "fv_load<8>(partial1 + offset, partial1_columns);"));
+            ck_assert_ptr_nonnull(strstr(kernel->source, "fv_store<8>(partial1 + offset, partial1_columns);"));
+            ck_assert_ptr_nonnull(strstr(kernel->source, "partial1[offset + lane] = 0.0f;"));
+            ck_assert_ptr_null(strstr(kernel->source, "partial1 + column"));
+            ck_assert_ptr_nonnull(strstr(kernel->source, "fv_load_kept_in_l1<8>(in2 + column, v2);"));
+            ck_assert_int_eq(kernel->launch.workspace_bytes,
+                             2LL * (kernel->launch.grid[0] / 2) * 32768 * 4);
+            fv_plan_free(&plan);
+            fv_case_free(c);
+        }
+    }
+    choice chosen;
+    choose_multiwave(NORM_LAYER_BACKWARD, FV_F32, 32768, "H100", &chosen);
+    ck_assert_int_eq(chosen.launch.cluster, 4);
+    ck_assert_int_eq(chosen.params.block_x, 512);
+    ck_assert_msg(strstr(chosen.params.description, "2 row slots") != NULL &&
+                      strstr(chosen.params.description, "row-constant inputs cached") != NULL &&
+                      strstr(chosen.params.description, "the partials of 1 outer reduction") != NULL,
+                  "%s", chosen.params.description);
+    /* one row slot only: partials stay in registers */
+    choose_multiwave(NORM_RMS_BACKWARD, FV_F32, 32768, "H100", &chosen);
+    ck_assert_int_eq(chosen.launch.cluster, 2);
+    ck_assert_int_eq(chosen.params.block_x, 256);
+    ck_assert_msg(strstr(chosen.params.description, "partials of") == NULL, "%s",
+                  chosen.params.description);
+    /* the weight's slice would not fit L1: partials stay in registers */
+    choose_multiwave(NORM_LAYER_BACKWARD, FV_F32, 20480, "H100", &chosen);
+    ck_assert_int_eq(chosen.launch.cluster, 2);
+    ck_assert_int_eq(chosen.params.block_x, 256);
+    ck_assert_msg(strstr(chosen.params.description, "partials of") == NULL &&
+                      strstr(chosen.params.description, "held as float in registers") != NULL,
+                  "%s", chosen.params.description);
+}
+END_TEST
+
 /* A row that fits neither registers nor shared memory even in clusters of 8
  * blocks (bf16, H = 262144: 32768 columns a block need 2 x 64 partial
  * registers per thread at 512 threads): the plan falls back to the general
@@ -817,6 +889,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, large_rows_take_more_threads);
     tcase_add_test(tcase, long_rows_split_over_clusters);
     tcase_add_test(tcase, wide_rows_keep_partials_in_shared_memory);
+    tcase_add_test(tcase, clustered_rows_keep_partials_in_shared_memory);
     tcase_add_test(tcase, oversized_rows_fall_back);
     tcase_add_test(tcase, forward_norms_are_inner_persistent);
     tcase_add_test(tcase, seed_003_tma_inner_persistent);

@@ -43,6 +43,12 @@ enum {
                                  inner sums per row (measured on an H100, bench/results/h100-2026-11-21.md:
                                  slices of 40-48 KiB ran slower than the general path) */
     SCRATCH_BYTES = 4096,     /* shared memory the kernel uses besides buffers */
+    STATIC_SHARED_BYTES = 1024, /* l1_left: a multi-wave kernel's static shared memory (block
+                                   reduction and cluster exchange scratch: ~0.3 KiB in LN bwd
+                                   16384 x 32768 in clusters of 2) */
+    UNIFIED_L1_EXTRA = 28 << 10, /* L1 data cache an SM keeps at the largest shared-memory
+                                    carveout (256 KiB unified on compute capability 9.0 and
+                                    10.0, 228 KiB of it shared at most) */
     FLOATS_REGISTER_MARGIN = 32, /* hold_floats stays this far under 255 (kernels it would take
                                     closer were not measured) */
     FLOATS_MARGIN = 16,       /* spare registers hold_floats leaves, against the error of
@@ -246,10 +252,11 @@ enum {
     EXTRA_WEIGHT_FLOATS,  /* bit i: row-constant input i is held as float in registers for the
                              whole kernel (loaded once per thread, warp-specialized: per compute
                              thread; no shared cache) */
-    EXTRA_SHARED_PARTIALS, /* multi-wave, a row per block: bit r: outer reduction r's partials
-                              live in shared memory ([row capacity] floats after the row slots,
-                              caches and statistics) instead of registers; only where a row
-                              fits a block no other way (place_partials_in_shared) */
+    EXTRA_SHARED_PARTIALS, /* multi-wave, a row (or a cluster's slice of it) per block: bit r:
+                              outer reduction r's partials live in shared memory ([row capacity]
+                              floats after the row slots, caches and statistics) instead of
+                              registers; where a row fits a block no other way, and in clusters
+                              (place_partials_in_shared, shared_partials_pay) */
 };
 
 typedef struct buffered_inputs {
@@ -412,8 +419,11 @@ static bool place_buffers(const buffered_inputs *buffers, const fv_device *devic
     /* Forward kernels (no outer partials) give up the cache before the
      * second slot (the cache comes back below if it fits after all): LN fwd
      * bf16 16384x32768 ran 6.6% faster so, backward kernels 14-38% slower
-     * (H200, bench/results/h200-multiwave-2026-11-21.md). */
-    if (placement_bytes(buffers, c) > budget && partial_floats == 0)
+     * (H200, bench/results/h200-multiwave-2026-11-21.md).  So do kernels
+     * with outer partials in shared memory: LN bwd bf16 16384x32768 in
+     * clusters of 2 ran at 74% of copy with two slots, 35% with one slot
+     * and the cache (H200, h200-2026-11-22.md). */
+    if (placement_bytes(buffers, c) > budget && (partial_floats == 0 || c->partials_in_shared))
         c->cached = false;
     if (placement_bytes(buffers, c) > budget)
         c->slots = 1;
@@ -578,17 +588,19 @@ static int64_t slice_vectors(int64_t inner, int vector, int cluster)
     return (inner / vector + cluster - 1) / cluster;
 }
 
-/* A row per block whose outer partials do not all fit in registers: moves
- * the partials of the last 1, 2, ... outer reductions into shared memory
- * ([row capacity] floats each; a thread adds to its own columns) until the
- * placement fits.  Shared memory then usually has no room left for the
- * row-constant cache or a second row slot.  Taken only where no block size
- * fits a row otherwise (search): layer-norm backward in 16 bits at
- * H = 24576 went to the general path before.  False if nothing fits. */
+/* A row (or a cluster's slice of it) per block whose outer partials do not
+ * all fit in registers: moves the partials of the last 1, 2, ... outer
+ * reductions into shared memory ([row capacity] floats each; a thread adds
+ * to its own columns) until the placement fits.  Shared memory then
+ * usually has no room left for the row-constant cache, or, with a row per
+ * block, for a second row slot.  Tried where no block size fits a row
+ * otherwise, and in clusters (search): layer-norm backward in 16 bits at
+ * H = 24576 went to the general path before, at 32768 ran in clusters of 2
+ * on 256 threads at 44-59% of copy.  False if nothing fits. */
 static bool place_partials_in_shared(const buffered_inputs *buffers, const fv_device *device,
                                      int outer_reductions, int vector, candidate *c)
 {
-    if (c->block_y != 1 || c->cluster != 1)
+    if (c->block_y != 1)
         return false;
     int per_reduction = c->batch * vector;
     for (int moved = 1; moved <= outer_reductions; moved++) {
@@ -598,6 +610,54 @@ static bool place_partials_in_shared(const buffered_inputs *buffers, const fv_de
     }
     c->partials_in_shared = 0;
     return false;
+}
+
+/* True if a candidate reads its row-constant inputs (the weight) from
+ * device memory in every pass over every row: neither cached in shared
+ * memory nor held as float in registers (RMS bwd fp32 at H = 20480 and
+ * 24576 on one block per row ran at 62-67% of copy so). */
+static bool rereads_row_constants(const buffered_inputs *buffers, const candidate *c)
+{
+    return buffers->cached_count > 0 && !c->cached && !c->weight_floats;
+}
+
+/* Bytes of L1 data cache left on an SM beside `blocks` blocks of
+ * `dynamic_bytes` of dynamic shared memory each: the unified L1 less the
+ * smallest shared-memory carveout that holds them (compute capability 9.0
+ * and 10.0: 0, 8, 16, 32, 64, 100, 132, 164, 196 or 228 KiB), with the
+ * kernel's static shared memory and the 1 KiB the driver reserves per
+ * block. */
+static int64_t l1_left(const fv_device *device, int blocks, int64_t dynamic_bytes)
+{
+    static const int carveouts_kib[] = {0, 8, 16, 32, 64, 100, 132, 164, 196, 228};
+    int64_t unified = device->shared_per_sm + UNIFIED_L1_EXTRA;
+    int64_t needed = (int64_t)blocks * (dynamic_bytes + STATIC_SHARED_BYTES + 1024);
+    for (size_t i = 0; i < sizeof carveouts_kib / sizeof carveouts_kib[0]; i++)
+        if (((int64_t)carveouts_kib[i] << 10) >= needed)
+            return unified - ((int64_t)carveouts_kib[i] << 10);
+    return UNIFIED_L1_EXTRA;
+}
+
+/* True if a candidate with outer partials in shared memory is worth
+ * taking: in clusters only with two row slots (LN bwd fp32 16384x32768 in
+ * clusters of 2 with one slot ran at 51% of copy against 81% with two in
+ * clusters of 4, RMS bwd fp32 at 75% against 95% on the registers' 256
+ * threads); and if it reads the row-constant inputs from device memory in
+ * every pass, only if the block's slice of them fits the L1 left beside
+ * its shared memory (LN bwd fp32 16384x20480: 40 KiB of weight beside a
+ * 228 KiB carveout ran at 54% of copy against 84%; LN bwd bf16 32768: 32
+ * KiB beside 196 KiB at 74% against 59%; H200, h200-2026-11-22.md). */
+static bool shared_partials_pay(const buffered_inputs *buffers, const fv_device *device,
+                                const candidate *c)
+{
+    if (c->cluster > 1 && c->slots < 2)
+        return false;
+    if (!rereads_row_constants(buffers, c))
+        return true;
+    int64_t slice_bytes = 0;
+    for (int i = 0; i < buffers->cached_count; i++)
+        slice_bytes += (int64_t)c->row_capacity * buffers->cached_element_bytes[i];
+    return slice_bytes <= l1_left(device, c->blocks_per_sm, c->shared_bytes);
 }
 
 /* Fills a candidate for `threads` threads per block, each row split over
@@ -627,7 +687,8 @@ static bool make_candidate(const buffered_inputs *buffers, const fv_device *devi
         !(shared_partials && place_partials_in_shared(buffers, device, outer_reductions, vector, c)))
         return false;
     occupancy(device, c);
-    return c->blocks_per_sm > 0;
+    return c->blocks_per_sm > 0 &&
+           (c->partials_in_shared == 0 || shared_partials_pay(buffers, device, c));
 }
 
 static void placement_text(const buffered_inputs *buffers, const candidate *c, char *text,
@@ -662,15 +723,6 @@ static void placement_text(const buffered_inputs *buffers, const candidate *c, c
                  shared_partials, shared_partials > 1 ? "s" : "");
     snprintf(text, size, "%s%s%s%s", where,
              c->cached ? ", row-constant inputs cached in shared memory" : "", floats, partials);
-}
-
-/* True if a candidate reads its row-constant inputs (the weight) from
- * device memory in every pass over every row: neither cached in shared
- * memory nor held as float in registers (RMS bwd fp32 at H = 20480 and
- * 24576 on one block per row ran at 62-67% of copy so). */
-static bool rereads_row_constants(const buffered_inputs *buffers, const candidate *c)
-{
-    return buffers->cached_count > 0 && !c->cached && !c->weight_floats;
 }
 
 /* What follows the block-size search, in this order (each takes only what
@@ -735,11 +787,12 @@ static bool search_blocks(const buffered_inputs *buffers, const fv_device *devic
     if (most < least)
         most = least;
     bool found = false;
-    char variant[40] = "";  /* how the candidates of this search differ, for `considered` */
+    char variant[64];  /* how the candidates of this search differ, for `considered` */
+    char in_clusters[24] = "";
     if (cluster > 1)
-        snprintf(variant, sizeof variant, " in clusters of %d", cluster);
-    if (shared_partials)
-        snprintf(variant, sizeof variant, " (partials may use shared memory)");
+        snprintf(in_clusters, sizeof in_clusters, " in clusters of %d", cluster);
+    snprintf(variant, sizeof variant, "%s%s", in_clusters,
+             shared_partials ? " (partials may use shared memory)" : "");
     for (int threads = most; threads >= least; threads /= 2) {
         candidate cand;
         if (!make_candidate(buffers, device, outer_reductions, vector, inner, threads, cluster, 0,
@@ -763,7 +816,9 @@ static bool search_blocks(const buffered_inputs *buffers, const fv_device *devic
  * row fits no block and `max_cluster` > 1 (inner-outer kernels on compute
  * capability 9.0 and newer), rows are split over clusters of 2, 4, then 8
  * blocks, the smallest that fits: each block then holds a slice of the row
- * and of the outer partials, as Quack's cluster ladder does. */
+ * and of the outer partials, as Quack's cluster ladder does; in clusters, the
+ * partials may go to shared memory where registers cannot hold them
+ * (place_partials_in_shared), which lets a slice take more threads. */
 static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_device *device,
                         int outer_reductions, int max_cluster, fv_schedule_params *params,
                         candidate *best, fv_text *considered)
@@ -783,7 +838,7 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
             break;
         }
         found = search_blocks(&buffers, device, outer_reductions, vector, inner, outer, cluster,
-                              false, best, considered);
+                              cluster > 1, best, considered);
         /* A row per block before clusters: partials in shared memory. */
         if (!found && cluster == 1 && outer_reductions > 0)
             found = search_blocks(&buffers, device, outer_reductions, vector, inner, outer, 1,
@@ -1365,7 +1420,8 @@ static bool partial_in_shared(const fv_schedule_params *params, int r)
 static void emit_shared_partial_columns(fv_emitter *e, const fv_schedule_params *params, int r)
 {
     fv_codegen_line(e, "float partial%d_columns[%d];", r, params->vector);
-    fv_codegen_line(e, "fv_load<%d>(partial%d + column, partial%d_columns);", params->vector, r, r);
+    fv_codegen_line(e, "fv_load<%d>(partial%d + %s, partial%d_columns);", params->vector, r,
+                    buffer_index(params), r);
 }
 
 /* Byte offset in the dynamic shared memory of outer reduction `r`'s
@@ -2045,7 +2101,8 @@ static void emit_epilogue(persistent_emit *p)
         emit_shared_partial_columns(e, p->params, r);
         snprintf(partial, sizeof partial, "partial%d_columns[lane]", r);
         accumulate_lanes(e, p->params, partial, input, a->outer[r]);
-        fv_codegen_line(e, "fv_store<%d>(partial%d + column, partial%d_columns);", p->params->vector, r, r);
+        fv_codegen_line(e, "fv_store<%d>(partial%d + %s, partial%d_columns);", p->params->vector, r,
+                        buffer_index(p->params), r);
     }
     close_batch_loop(e);
     fv_codegen_restore(e, saved);
@@ -2124,7 +2181,7 @@ static void emit_partials(persistent_emit *p)
                             r, shared_partial_offset(p->params, r));
             open_batch_loop(e, p->params, "");
             fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", p->params->vector);
-            fv_codegen_line(e, "    partial%d[column + lane] = %s;", r,
+            fv_codegen_line(e, "    partial%d[%s + lane] = %s;", r, buffer_index(p->params),
                             fv_family_reduction_identity(a->outer[r]));
             close_batch_loop(e);
             continue;
@@ -2284,7 +2341,7 @@ static void free_emit(persistent_emit *p)
 /* True if a multi-wave kernel reads its row-constant inputs (a weight) from
  * device memory in every pass over every row: neither cached in shared
  * memory nor held as float (rereads_row_constants; today LN bwd 16-bit at
- * H = 24576, whose partials fill shared memory).  Its emitter then keeps
+ * H = 24576 and 32768, whose partials take shared memory).  Its emitter then keeps
  * those loads in L1 and the row outputs out of it: LN bwd bf16 / fp16
  * 16384 x 24576 ran 22.6 / 21.8% faster so on an H200 (62.8 -> 77.0%,
  * 64.4 -> 78.4% of copy) and 18.2 / 17.6% on an H100 (80.3 -> 94.8%,
