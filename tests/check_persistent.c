@@ -453,6 +453,41 @@ START_TEST(long_rows_split_over_clusters)
 }
 END_TEST
 
+/* Plans LN bwd 16384 x `hidden` in `dtype` on `device_name`, multi-wave,
+ * into *c and *plan; asserts one kernel and returns it. */
+static const fv_kernel_plan *plan_layer_norm_backward(fv_dtype dtype, int64_t hidden,
+                                                      const char *device_name, fv_device *device,
+                                                      fv_case **c, fv_case_plan *plan)
+{
+    *c = norm_case(NORM_LAYER_BACKWARD, dtype, 16384, hidden, 0);
+    (*c)->approach = FV_APPROACH_MULTIWAVE;
+    FV_ASSERT_OK(fv_sched_device_from_table(device_name, device));
+    FV_ASSERT_OK(fv_plan_case(*c, device, plan));
+    ck_assert_int_eq(plan->kernel_count, 1);
+    return &plan->kernels[0];
+}
+
+/* A LN bwd kernel with dw's partials in registers ([batch][8] floats a
+ * thread) and db's in shared memory at byte `offset` of the row buffers,
+ * indexed by `index` ("column", or "offset" in a cluster's slice), whose
+ * weight, read from device memory in both passes, is kept in L1. */
+static void assert_db_partials_in_shared(const fv_kernel_plan *kernel, int batch, int offset,
+                                         const char *index)
+{
+    char expected[128];
+    snprintf(expected, sizeof expected, "float partial0[%d][8];", batch);
+    ck_assert_ptr_nonnull(strstr(kernel->source, expected));
+    snprintf(expected, sizeof expected,
+             "float *const partial1 = reinterpret_cast<float *>(row_buffers + %d);", offset);
+    ck_assert_ptr_nonnull(strstr(kernel->source, expected));
+    snprintf(expected, sizeof expected, "fv_load<8>(partial1 + %s, partial1_columns);", index);
+    ck_assert_ptr_nonnull(strstr(kernel->source, expected));
+    snprintf(expected, sizeof expected, "fv_store<8>(partial1 + %s, partial1_columns);", index);
+    ck_assert_ptr_nonnull(strstr(kernel->source, expected));
+    ck_assert_ptr_null(strstr(kernel->source, "float partial1["));
+    ck_assert_ptr_nonnull(strstr(kernel->source, "fv_load_kept_in_l1<8>(in2 + column, v2);"));
+}
+
 /* Layer-norm backward in 16 bits at H = 24576: no block size holds both
  * f32 partial rows in registers (512 threads, batch 6: 64 + 2 x 48
  * registers over the 120 a thread may have), and clusters of 2 would give
@@ -468,14 +503,11 @@ START_TEST(wide_rows_keep_partials_in_shared_memory)
     const fv_dtype dtypes[] = {FV_BF16, FV_F16};
     for (int d = 0; d < 2; d++) {
         for (int t = 0; t < 2; t++) {
-            fv_case *c = norm_case(NORM_LAYER_BACKWARD, dtypes[t], 16384, 24576, 0);
-            c->approach = FV_APPROACH_MULTIWAVE;
+            fv_case *c;
             fv_device device;
-            FV_ASSERT_OK(fv_sched_device_from_table(devices[d], &device));
             fv_case_plan plan;
-            FV_ASSERT_OK(fv_plan_case(c, &device, &plan));
-            ck_assert_int_eq(plan.kernel_count, 1);
-            const fv_kernel_plan *kernel = &plan.kernels[0];
+            const fv_kernel_plan *kernel =
+                plan_layer_norm_backward(dtypes[t], 24576, devices[d], &device, &c, &plan);
             ck_assert_str_eq(plan.segmentation.segments[0].scheduler->name,
                              "inner_outer_persistent");
             ck_assert_int_eq(kernel->params.block_x, 512);
@@ -490,17 +522,11 @@ START_TEST(wide_rows_keep_partials_in_shared_memory)
                                  "(no room in registers), ~112 registers") != NULL,
                           "%s", kernel->params.description);
             /* dw in registers, db in shared memory after the row slot */
-            ck_assert_ptr_nonnull(strstr(kernel->source, "float partial0[6][8];"));
-            ck_assert_ptr_nonnull(strstr(
-                kernel->source, "float *const partial1 = reinterpret_cast<float *>(row_buffers + 98304);"));
-            ck_assert_ptr_nonnull(strstr(kernel->source, "fv_load<8>(partial1 + column, partial1_columns);"));
-            ck_assert_ptr_null(strstr(kernel->source, "float partial1["));
+            assert_db_partials_in_shared(kernel, 6, 98304, "column");
             ck_assert_ptr_null(strstr(kernel->source, "stat3_slots"));
             ck_assert_ptr_null(strstr(kernel->source, "__shared__ float stage_scratch"));
             ck_assert_ptr_nonnull(strstr(kernel->source, "reinterpret_cast<float (*)[256]>(row_buffers)"));
-            /* the weight, read from device memory in both passes, is kept in
-             * L1; dx's stores do not allocate there */
-            ck_assert_ptr_nonnull(strstr(kernel->source, "fv_load_kept_in_l1<8>(in2 + column, v2);"));
+            /* dx's stores do not allocate in L1, which keeps the weight */
             ck_assert_ptr_nonnull(strstr(kernel->source, "fv_store_around_l1<8>(out0 + (row) * inner"));
             ck_assert_int_eq(kernel->launch.workspace_bytes,
                              2LL * kernel->launch.grid[0] * 24576 * 4);
@@ -548,13 +574,11 @@ START_TEST(clustered_rows_keep_partials_in_shared_memory)
     const fv_dtype dtypes[] = {FV_BF16, FV_F16};
     for (int d = 0; d < 2; d++) {
         for (int t = 0; t < 2; t++) {
-            fv_case *c = norm_case(NORM_LAYER_BACKWARD, dtypes[t], 16384, 32768, 0);
+            fv_case *c;
             fv_device device;
-            FV_ASSERT_OK(fv_sched_device_from_table(devices[d], &device));
             fv_case_plan plan;
-            FV_ASSERT_OK(fv_plan_case(c, &device, &plan));
-            ck_assert_int_eq(plan.kernel_count, 1);
-            const fv_kernel_plan *kernel = &plan.kernels[0];
+            const fv_kernel_plan *kernel =
+                plan_layer_norm_backward(dtypes[t], 32768, devices[d], &device, &c, &plan);
             ck_assert_int_eq(kernel->launch.cluster, 2);
             ck_assert_int_eq(kernel->params.block_x, 512);
             ck_assert_int_eq(kernel->params.serial, 4);
@@ -566,14 +590,9 @@ START_TEST(clustered_rows_keep_partials_in_shared_memory)
             ck_assert_ptr_null(strstr(kernel->params.description, "row-constant inputs cached"));
             /* dw in registers; db in shared memory, indexed by the offset in
              * the block's slice */
-            ck_assert_ptr_nonnull(strstr(kernel->source, "float partial0[4][8];"));
-            ck_assert_ptr_nonnull(strstr(
-                kernel->source, "float *const partial1 = reinterpret_cast<float *>(row_buffers + 131072);"));
-            ck_assert_ptr_nonnull(strstr(kernel->source, "fv_load<8>(partial1 + offset, partial1_columns);"));
-            ck_assert_ptr_nonnull(strstr(kernel->source, "fv_store<8>(partial1 + offset, partial1_columns);"));
+            assert_db_partials_in_shared(kernel, 4, 131072, "offset");
             ck_assert_ptr_nonnull(strstr(kernel->source, "partial1[offset + lane] = 0.0f;"));
             ck_assert_ptr_null(strstr(kernel->source, "partial1 + column"));
-            ck_assert_ptr_nonnull(strstr(kernel->source, "fv_load_kept_in_l1<8>(in2 + column, v2);"));
             ck_assert_int_eq(kernel->launch.workspace_bytes,
                              2LL * (kernel->launch.grid[0] / 2) * 32768 * 4);
             fv_plan_free(&plan);
