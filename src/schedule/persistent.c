@@ -379,6 +379,16 @@ typedef struct candidate {
 
 static int round_up_16(int64_t bytes) { return (int)((bytes + 15) / 16 * 16); }
 
+/* Bytes of one row of the row-constant inputs over a candidate's row
+ * capacity (what their cache in shared memory takes). */
+static int64_t row_constant_bytes(const buffered_inputs *buffers, const candidate *c)
+{
+    int64_t bytes = 0;
+    for (int i = 0; i < buffers->cached_count; i++)
+        bytes += round_up_16((int64_t)c->row_capacity * (int64_t)buffers->cached_element_bytes[i]);
+    return bytes;
+}
+
 /* Shared memory of a candidate's placement: the slots of the buffers in
  * shared memory ([block_y][row_capacity] elements each) and, if cached, one
  * row of each row-constant input, and the row statistics' slots ([threads]
@@ -390,8 +400,8 @@ static int64_t placement_bytes(const buffered_inputs *buffers, const candidate *
         if ((c->in_shared >> i) & 1)
             bytes += round_up_16((int64_t)c->row_capacity * c->block_y *
                                  (int64_t)buffers->element_bytes[i]) * c->slots;
-    for (int i = 0; c->cached && i < buffers->cached_count; i++)
-        bytes += round_up_16((int64_t)c->row_capacity * (int64_t)buffers->cached_element_bytes[i]);
+    if (c->cached)
+        bytes += row_constant_bytes(buffers, c);
     if (stats_with_rows(c->in_shared, c->cluster, c->partials_in_shared))
         bytes += round_up_16((int64_t)c->threads * (int64_t)buffers->stat_bytes) * c->slots;
     bytes += __builtin_popcount(c->partials_in_shared) * (int64_t)round_up_16((int64_t)c->row_capacity * 4);
@@ -612,13 +622,20 @@ static bool place_partials_in_shared(const buffered_inputs *buffers, const fv_de
     return false;
 }
 
-/* True if a candidate reads its row-constant inputs (the weight) from
- * device memory in every pass over every row: neither cached in shared
- * memory nor held as float in registers (RMS bwd fp32 at H = 20480 and
+/* True if a kernel with row-constant inputs (the weight) reads them from
+ * device memory in every pass over every row: neither `cached` in shared
+ * memory nor `held_as_float` in registers (RMS bwd fp32 at H = 20480 and
  * 24576 on one block per row ran at 62-67% of copy so). */
+static bool reads_row_constants_every_pass(const buffered_inputs *buffers, bool cached,
+                                           bool held_as_float)
+{
+    return buffers->cached_count > 0 && !cached && !held_as_float;
+}
+
+/* reads_row_constants_every_pass for a candidate. */
 static bool rereads_row_constants(const buffered_inputs *buffers, const candidate *c)
 {
-    return buffers->cached_count > 0 && !c->cached && !c->weight_floats;
+    return reads_row_constants_every_pass(buffers, c->cached, c->weight_floats);
 }
 
 /* Bytes of L1 data cache left on an SM beside `blocks` blocks of
@@ -654,10 +671,7 @@ static bool shared_partials_pay(const buffered_inputs *buffers, const fv_device 
         return false;
     if (!rereads_row_constants(buffers, c))
         return true;
-    int64_t slice_bytes = 0;
-    for (int i = 0; i < buffers->cached_count; i++)
-        slice_bytes += (int64_t)c->row_capacity * buffers->cached_element_bytes[i];
-    return slice_bytes <= l1_left(device, c->blocks_per_sm, c->shared_bytes);
+    return row_constant_bytes(buffers, c) <= l1_left(device, c->blocks_per_sm, c->shared_bytes);
 }
 
 /* Fills a candidate for `threads` threads per block, each row split over
@@ -1415,8 +1429,8 @@ static bool partial_in_shared(const fv_schedule_params *params, int r)
 }
 
 /* Declares partial<r>_columns[vector] and loads into it this thread's
- * columns of outer reduction `r`'s partials in shared memory (the batch
- * loop's `column`). */
+ * columns of outer reduction `r`'s partials in shared memory (at the batch
+ * loop's column, or its offset in the slice in clusters: buffer_index). */
 static void emit_shared_partial_columns(fv_emitter *e, const fv_schedule_params *params, int r)
 {
     fv_codegen_line(e, "float partial%d_columns[%d];", r, params->vector);
@@ -2092,17 +2106,16 @@ static void emit_epilogue(persistent_emit *p)
         fv_codegen_compute(e, p->targets, (fv_emit_index){"row", "column"});
         char input[64], partial[32];
         fv_codegen_value(e, a->outer[r]->inputs[0], "lane", input, sizeof input);
-        if (!partial_in_shared(p->params, r)) {
-            snprintf(partial, sizeof partial, "partial%d[b][lane]", r);
-            accumulate_lanes(e, p->params, partial, input, a->outer[r]);
-            continue;
-        }
-        /* this thread's own columns of the shared partials: no barrier */
-        emit_shared_partial_columns(e, p->params, r);
-        snprintf(partial, sizeof partial, "partial%d_columns[lane]", r);
+        /* shared partials: this thread's own columns, so no barrier */
+        bool in_shared = partial_in_shared(p->params, r);
+        if (in_shared)
+            emit_shared_partial_columns(e, p->params, r);
+        snprintf(partial, sizeof partial, in_shared ? "partial%d_columns[lane]" : "partial%d[b][lane]",
+                 r);
         accumulate_lanes(e, p->params, partial, input, a->outer[r]);
-        fv_codegen_line(e, "fv_store<%d>(partial%d + %s, partial%d_columns);", p->params->vector, r,
-                        buffer_index(p->params), r);
+        if (in_shared)
+            fv_codegen_line(e, "fv_store<%d>(partial%d + %s, partial%d_columns);", p->params->vector,
+                            r, buffer_index(p->params), r);
     }
     close_batch_loop(e);
     fv_codegen_restore(e, saved);
@@ -2338,19 +2351,19 @@ static void free_emit(persistent_emit *p)
         fv_text_free(texts[i]);
 }
 
-/* True if a multi-wave kernel reads its row-constant inputs (a weight) from
- * device memory in every pass over every row: neither cached in shared
- * memory nor held as float (rereads_row_constants; today LN bwd 16-bit at
- * H = 24576 and 32768, whose partials take shared memory).  Its emitter then keeps
- * those loads in L1 and the row outputs out of it: LN bwd bf16 / fp16
- * 16384 x 24576 ran 22.6 / 21.8% faster so on an H200 (62.8 -> 77.0%,
- * 64.4 -> 78.4% of copy) and 18.2 / 17.6% on an H100 (80.3 -> 94.8%,
- * 80.6 -> 94.7%; bench/results/h200-2026-11-22.md). */
-static bool rereads_row_constants_every_pass(const persistent_emit *p)
+/* True if the emitter keeps the row-constant loads in L1 and the row
+ * outputs out of it: multi-wave kernels that read the weight from device
+ * memory in every pass (reads_row_constants_every_pass; today LN bwd
+ * 16-bit at H = 24576 and 32768, whose partials take shared memory).  LN
+ * bwd bf16 / fp16 16384 x 24576 ran 22.6 / 21.8% faster so on an H200
+ * (62.8 -> 77.0%, 64.4 -> 78.4% of copy) and 18.2 / 17.6% on an H100
+ * (80.3 -> 94.8%, 80.6 -> 94.7%; bench/results/h200-2026-11-22.md). */
+static bool keeps_row_constants_in_l1(const persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
-    return p->kind == KIND_MULTIWAVE && p->buffers.cached_count > 0 &&
-           params->extra[EXTRA_CACHED] == 0 && params->extra[EXTRA_WEIGHT_FLOATS] == 0;
+    return p->kind == KIND_MULTIWAVE &&
+           reads_row_constants_every_pass(&p->buffers, params->extra[EXTRA_CACHED] != 0,
+                                          params->extra[EXTRA_WEIGHT_FLOATS] != 0);
 }
 
 /* Multi-wave in clusters: the block's rank, its cluster (the row group),
@@ -2389,7 +2402,7 @@ static fv_status emit_sections(persistent_emit *p)
     FV_CHECK_ALLOC(p->targets);
     FV_CHECK_ALLOC(p->buffered_lines);
     p->e.buffered_load = (const char **)p->buffered_lines;
-    p->e.keep_row_constants_in_l1 = rereads_row_constants_every_pass(p);
+    p->e.keep_row_constants_in_l1 = keeps_row_constants_in_l1(p);
     p->scratch_per_row = scratch_per_row(&p->analysis);
     write_cluster_setup(p);
     FV_TRY(fv_text_status(&p->cluster_setup));
