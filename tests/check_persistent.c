@@ -48,10 +48,12 @@ static void assert_fits(const choice *chosen, const char *device_name, int64_t r
     ck_assert_int_ge(threads, 32);
     ck_assert_int_le(threads, 512);
     ck_assert_int_le(chosen->launch.dynamic_shared_bytes, (int)device.shared_per_block_optin);
-    /* one wave, every block with at least 8 rows (or a single block) */
+    /* one wave; every multi-wave block with at least 8 rows, every forward
+     * block with at least one row group (or a single block) */
     int64_t blocks = chosen->launch.grid[0];
+    int least_rows = strcmp(chosen->family, "inner_persistent") == 0 ? 1 : 8;
     ck_assert_int_le(blocks, (int64_t)device.sm_count * 32);
-    ck_assert(blocks == 1 || blocks * 8 * chosen->launch.block[1] <= rows);
+    ck_assert(blocks == 1 || blocks * least_rows * chosen->launch.block[1] <= rows);
     ck_assert_ptr_nonnull(strstr(chosen->params.description, "blocks/SM"));
 }
 
@@ -645,6 +647,73 @@ START_TEST(oversized_rows_fall_back)
 }
 END_TEST
 
+/* The inner-persistent choice on `device_name` for `kind` at rows x hidden. */
+static void choose_forward(norm_kind kind, fv_dtype dtype, int64_t rows, int64_t hidden,
+                           const char *device_name, choice *chosen)
+{
+    fv_case *c = norm_case(kind, dtype, rows, hidden, 0);
+    ck_assert_ptr_nonnull(c);
+    choose_for(c, device_name, chosen);
+    fv_case_free(c);
+    ck_assert_str_eq(chosen->family, "inner_persistent");
+}
+
+static bool rows_held_as_float(const choice *chosen)
+{
+    return strstr(chosen->params.description, "held as float in registers: the row buffers") != NULL;
+}
+
+/* Forward kernels with a var_mean (layer norm) hold 16-bit rows of full
+ * 16-byte vectors as float in registers, at the cost of blocks per SM;
+ * softmax, RMS norm, fp32 and rows of an odd length do not.  Forward grids
+ * are one wave with at least one row group per block; multi-wave blocks
+ * keep at least 8 row groups. */
+START_TEST(forward_rows_held_as_float_in_one_wave)
+{
+    fv_device device;
+    FV_ASSERT_OK(fv_sched_device_from_table("H100", &device));
+    choice chosen;
+    choose_forward(NORM_LAYER_FORWARD, FV_BF16, 16384, 4096, "H100", &chosen);
+    ck_assert_msg(rows_held_as_float(&chosen), "%s", chosen.params.description);
+    ck_assert_ptr_nonnull(strstr(chosen.params.description, "5 blocks/SM (limited by registers)"));
+    ck_assert_int_eq(chosen.launch.grid[0], 5 * device.sm_count);
+    choose_forward(NORM_LAYER_FORWARD, FV_F16, 16384, 2048, "B200", &chosen);
+    ck_assert_msg(rows_held_as_float(&chosen), "%s", chosen.params.description);
+    /* a warp per row, 4 rows per block: one wave, fewer than 8 row groups each */
+    choose_forward(NORM_LAYER_FORWARD, FV_BF16, 16384, 1024, "H100", &chosen);
+    ck_assert_msg(rows_held_as_float(&chosen), "%s", chosen.params.description);
+    ck_assert_int_eq(chosen.launch.block[1], 4);
+    ck_assert_int_eq(chosen.launch.grid[0], 5 * device.sm_count);
+    /* 216 rows: a block per row group of 4 */
+    choose_forward(NORM_LAYER_FORWARD, FV_BF16, 216, 1024, "H100", &chosen);
+    ck_assert_int_eq(chosen.launch.grid[0], 54);
+
+    static const struct {
+        norm_kind kind;
+        fv_dtype dtype;
+        int64_t hidden;
+    } not_held[] = {
+        {NORM_RMS_FORWARD, FV_BF16, 4096},   /* two passes over the row */
+        {NORM_SOFTMAX, FV_BF16, 2048},       /* three, measured slower */
+        {NORM_LAYER_FORWARD, FV_F32, 4096},  /* no conversion to save */
+        {NORM_LAYER_FORWARD, FV_BF16, 4095}, /* 1-element vectors */
+    };
+    for (size_t i = 0; i < sizeof not_held / sizeof not_held[0]; i++) {
+        choose_forward(not_held[i].kind, not_held[i].dtype, 16384, not_held[i].hidden, "H100",
+                       &chosen);
+        ck_assert_msg(!rows_held_as_float(&chosen), "%s", chosen.params.description);
+        assert_fits(&chosen, "H100", 16384);
+    }
+
+    /* multi-wave at 2048 rows: 4 rows per block, 8 row groups each */
+    fv_case *c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 2048, 1024, 0);
+    choose_for(c, "H100", &chosen);
+    fv_case_free(c);
+    ck_assert_str_eq(chosen.family, "inner_outer_persistent");
+    ck_assert_int_eq(chosen.launch.grid[0], 2048 / (8 * 4));
+}
+END_TEST
+
 /* Forward norms: one inner-persistent kernel; rows of at most 128 vectors
  * take a warp each (several rows per block: warp-only reductions), larger
  * ones a group of 128 threads or more, large ones a block each. */
@@ -911,6 +980,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, clustered_rows_keep_partials_in_shared_memory);
     tcase_add_test(tcase, oversized_rows_fall_back);
     tcase_add_test(tcase, forward_norms_are_inner_persistent);
+    tcase_add_test(tcase, forward_rows_held_as_float_in_one_wave);
     tcase_add_test(tcase, seed_003_tma_inner_persistent);
     tcase_add_test(tcase, irregular_sizes);
     suite_add_tcase(suite, tcase);

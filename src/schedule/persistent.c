@@ -53,6 +53,8 @@ enum {
                                     closer were not measured) */
     FLOATS_MARGIN = 16,       /* spare registers hold_floats leaves, against the error of
                                  our register estimate */
+    MULTIWAVE_MIN_ROW_GROUPS = 8, /* fewest row groups a multi-wave block walks */
+    FORWARD_FLOAT_ELEMENTS = 32, /* hold_forward_row_floats: most elements of a row per thread */
     ROW_PAIR_THREADS = 128,   /* pair_rows: two rows of this many threads per block */
     ROW_PAIR_MAX_ELEMENTS = 48, /* pair_rows: at most this many elements per thread in
                                    the pair (two outer reductions) */
@@ -87,6 +89,17 @@ static void analysis_free(persistent_analysis *a)
 {
     free(a->level);
     free(a->after_outer);
+}
+
+/* True if an inner reduction is a var_mean: its level reads each row
+ * twice (the mean, then the squared deviations from it:
+ * emit_reduction_level). */
+static bool has_var_mean(const persistent_analysis *a)
+{
+    for (int r = 0; r < a->inner_count; r++)
+        if (a->inner[r]->kind == FV_OP_VAR_MEAN)
+            return true;
+    return false;
 }
 
 static bool reduces_axis(const fv_segment_view *view, const fv_op *op, int axis)
@@ -739,14 +752,49 @@ static void placement_text(const buffered_inputs *buffers, const candidate *c, c
              c->cached ? ", row-constant inputs cached in shared memory" : "", floats, partials);
 }
 
+/* Forward kernels (no outer reductions) with a var_mean (layer norm's
+ * statistics: each row read three times, twice for the var_mean and once
+ * for the epilogue) hold their 16-bit row buffers as float in registers at
+ * up to FORWARD_FLOAT_ELEMENTS elements per thread, even where the
+ * registers cost blocks per SM: the second and third passes then skip the
+ * shared-memory load and the conversion.  Full 16-byte vectors only (rows
+ * of an odd length ran from 14% slower to 41% faster so).  Measured on an
+ * H200 (bench/results/h200-2026-11-22.md, "Forward kernels: 16-bit rows
+ * held as float"): LN fwd bf16 / fp16 at N = 16384, H = 1024-8192, +1.5 to
+ * +5.5%; softmax's three passes (maximum, sum, epilogue) ran 1-4% slower
+ * at H = 2048-4096, and RMS norm's two passes within 1%. */
+static void hold_forward_row_floats(const buffered_inputs *buffers, const fv_device *device,
+                                    int vector, bool var_mean, candidate *c)
+{
+    int per_thread = c->batch * vector;
+    if (!var_mean || c->cluster != 1 || buffers->count == 0 ||
+        c->in_shared != all_buffers(buffers) || per_thread > FORWARD_FLOAT_ELEMENTS)
+        return;
+    for (int i = 0; i < buffers->count; i++)
+        if (buffers->element_bytes[i] != 2 || (size_t)vector * buffers->element_bytes[i] != 16)
+            return;
+    candidate held = *c;
+    held.row_floats = all_buffers(buffers);
+    held.registers += buffers->count * per_thread;
+    if (held.registers > MAX_REGISTERS - FLOATS_REGISTER_MARGIN ||
+        held.registers > device->registers_per_block / held.threads - 8)
+        return;
+    occupancy(device, &held);
+    if (held.blocks_per_sm > 0)
+        *c = held;
+}
+
 /* What follows the block-size search, in this order (each takes only what
- * the one before leaves): the multi-wave cap on blocks per SM, the floats
- * held in spare registers, the deeper prefetch. */
+ * the one before leaves): the multi-wave cap on blocks per SM, the row
+ * floats of forward kernels with a `var_mean`, the floats held in spare
+ * registers, the deeper prefetch. */
 static void finish_candidate(const buffered_inputs *buffers, const fv_device *device,
-                             int outer_reductions, int vector, candidate *c)
+                             int outer_reductions, int vector, bool var_mean, candidate *c)
 {
     if (outer_reductions > 0)
         cap_multiwave_blocks(device, vector, c);
+    else
+        hold_forward_row_floats(buffers, device, vector, var_mean, c);
     hold_floats(buffers, device, vector, c);
     if (outer_reductions > 0)
         deepen_prefetch(buffers, device, c);
@@ -778,7 +826,7 @@ static bool pair_rows(const buffered_inputs *buffers, const fv_device *device,
     if (!make_candidate(buffers, device, outer_reductions, vector, inner, 2 * ROW_PAIR_THREADS, 1,
                         ROW_PAIR_THREADS, false, pair))
         return false;
-    finish_candidate(buffers, device, outer_reductions, vector, pair);
+    finish_candidate(buffers, device, outer_reductions, vector, false /* forward only */, pair);
     pair->paired = true;  /* block_y is 2: the row needs 256 threads or more */
     return pair->blocks_per_sm == 1 && !rereads_row_constants(buffers, pair);
 }
@@ -826,6 +874,29 @@ static bool search_blocks(const buffered_inputs *buffers, const fv_device *devic
     return found;
 }
 
+/* Blocks of a persistent grid: one wave of whole clusters, fewer where
+ * there are not enough row groups.  Multi-wave blocks walk at least
+ * MULTIWAVE_MIN_ROW_GROUPS row groups each (each block's partials are a
+ * workspace row for stage 2); forward blocks at least one (they walked 8
+ * before: on an H200 forward kernels at N = 2048 ran 10-180% faster so,
+ * and at N = 16384 with a warp per row, H = 768-1024, 2-11% faster;
+ * bench/results/h200-2026-11-22.md, "Forward kernels: one wave of row
+ * groups").  Fewer blocks for the same number of rounds over the rows ran
+ * 1-3% slower there, so the wave is not trimmed. */
+static int grid_blocks(const fv_device *device, const candidate *c, int64_t outer,
+                       int outer_reductions)
+{
+    int64_t groups = (int64_t)c->blocks_per_sm * device->sm_count / c->cluster;
+    int64_t most_useful = outer_reductions > 0
+                              ? outer / (MULTIWAVE_MIN_ROW_GROUPS * c->block_y)
+                              : (outer + c->block_y - 1) / c->block_y;
+    if (groups > most_useful)
+        groups = most_useful;
+    if (groups < 1)
+        groups = 1;
+    return (int)(groups * c->cluster);
+}
+
 /* The search of nvFuser's multi-wave heuristic (nvfuser.md 1.2).  Where a
  * row fits no block and `max_cluster` > 1 (inner-outer kernels on compute
  * capability 9.0 and newer), rows are split over clusters of 2, 4, then 8
@@ -842,6 +913,10 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     buffered_inputs buffers;
     find_buffered(view, &buffers);
     int vector = fv_family_vector_width(view, inner);
+    persistent_analysis analysis;
+    FV_TRY(analyze(view, &analysis));
+    bool var_mean = has_var_mean(&analysis);
+    analysis_free(&analysis);
     bool found = false;
     int64_t row_bytes = inner * (int64_t)row_element_bytes(&buffers);
     for (int cluster = 1; !found && cluster <= max_cluster; cluster *= 2) {
@@ -862,7 +937,7 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
         FV_FAIL(FV_ERR_UNSUPPORTED,
                 "a row of %lld elements does not fit the persistent budgets (%s)",
                 (long long)inner, fv_text_str(considered));
-    finish_candidate(&buffers, device, outer_reductions, vector, best);
+    finish_candidate(&buffers, device, outer_reductions, vector, var_mean, best);
     candidate pair;
     if (pair_rows(&buffers, device, outer_reductions, vector, inner, best, &pair))
         *best = pair;
@@ -873,18 +948,13 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
         candidate split;
         if (search_blocks(&buffers, device, outer_reductions, vector, inner, outer, 2, false,
                           &split, considered)) {
-            finish_candidate(&buffers, device, outer_reductions, vector, &split);
+            finish_candidate(&buffers, device, outer_reductions, vector, var_mean, &split);
             split.split_for_constants = true;
             if (!rereads_row_constants(&buffers, &split))
                 *best = split;
         }
     }
-    /* One wave of whole clusters; at least 8 rows per block (row group). */
-    int64_t groups = (int64_t)best->blocks_per_sm * device->sm_count / best->cluster;
-    int64_t most_useful = outer / (8 * best->block_y);
-    if (groups > most_useful)
-        groups = most_useful > 0 ? most_useful : 1;
-    best->grid = (int)(groups * best->cluster);
+    best->grid = grid_blocks(device, best, outer, outer_reductions);
     memset(params, 0, sizeof *params);
     params->vector = vector;
     params->block_x = best->block_x;
