@@ -590,6 +590,11 @@ START_TEST(clustered_rows_keep_partials_in_shared_memory)
                                  "1 outer reduction in shared memory (no room in registers)") != NULL,
                           "%s", kernel->params.description);
             ck_assert_ptr_null(strstr(kernel->params.description, "row-constant inputs cached"));
+            /* the description lists every candidate, to the last one tried */
+            ck_assert_msg(strstr(kernel->params.description,
+                                 "; 128 threads in clusters of 2 (partials may use shared "
+                                 "memory): batch 16") != NULL,
+                          "%s", kernel->params.description);
             /* dw in registers; db in shared memory, indexed by the offset in
              * the block's slice */
             assert_db_partials_in_shared(kernel, 4, 131072, "offset");

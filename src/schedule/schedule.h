@@ -79,7 +79,7 @@ typedef struct fv_schedule_params {
     int grid_limit;      /* at most this many blocks on the grid-strided axis */
     int serial;          /* elements per thread in the serial (persistent) loop */
     int extra[24];       /* family-specific */
-    char description[512];
+    char description[2048];
 } fv_schedule_params;
 
 typedef struct fv_scheduler {
