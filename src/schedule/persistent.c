@@ -760,9 +760,10 @@ static void placement_text(const buffered_inputs *buffers, const candidate *c, c
  * shared-memory load and the conversion.  Full 16-byte vectors only (rows
  * of an odd length ran from 14% slower to 41% faster so).  Measured on an
  * H200 (bench/results/h200-2026-11-22.md, "Forward kernels: 16-bit rows
- * held as float"): LN fwd bf16 / fp16 at N = 16384, H = 1024-8192, +1.5 to
- * +5.5%; softmax's three passes (maximum, sum, epilogue) ran 1-4% slower
- * at H = 2048-4096, and RMS norm's two passes within 1%. */
+ * held as float, one wave of row groups"): LN fwd bf16 / fp16 at N =
+ * 16384, H = 768-8192, 1.3-4.4% faster (H100: -1.4..+2.7%); softmax's
+ * three passes (maximum, sum, epilogue) ran up to 3.7% slower with the
+ * floats at H = 2048-4096, and RMS norm's two passes within 1%. */
 static void hold_forward_row_floats(const buffered_inputs *buffers, const fv_device *device,
                                     int vector, bool var_mean, candidate *c)
 {
@@ -878,11 +879,12 @@ static bool search_blocks(const buffered_inputs *buffers, const fv_device *devic
  * there are not enough row groups.  Multi-wave blocks walk at least
  * MULTIWAVE_MIN_ROW_GROUPS row groups each (each block's partials are a
  * workspace row for stage 2); forward blocks at least one (they walked 8
- * before: on an H200 forward kernels at N = 2048 ran 10-180% faster so,
- * and at N = 16384 with a warp per row, H = 768-1024, 2-11% faster;
- * bench/results/h200-2026-11-22.md, "Forward kernels: one wave of row
- * groups").  Fewer blocks for the same number of rounds over the rows ran
- * 1-3% slower there, so the wave is not trimmed. */
+ * before: on an H200 the 135 forward kernels at N = 2048 ran a median
+ * 12.7% faster so, -2.7..+180%, and RMS norm and softmax at N = 16384, H =
+ * 768-1024 (a warp per row) 3.9-9.9% faster; bench/results/
+ * h200-2026-11-22.md, "Forward kernels: 16-bit rows held as float, one
+ * wave of row groups").  Fewer blocks for the same number of rounds over
+ * the rows ran 1-3% slower there, so the wave is not trimmed. */
 static int grid_blocks(const fv_device *device, const candidate *c, int64_t outer,
                        int outer_reductions)
 {
