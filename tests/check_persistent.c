@@ -57,15 +57,23 @@ static void assert_fits(const choice *chosen, const char *device_name, int64_t r
     ck_assert_ptr_nonnull(strstr(chosen->params.description, "blocks/SM"));
 }
 
+/* The choice on `device_name` for a norm case at rows x `hidden` with
+ * `approach`. */
+static void choose_norm(norm_kind kind, fv_dtype dtype, int64_t rows, int64_t hidden,
+                        fv_case_approach approach, const char *device_name, choice *chosen)
+{
+    fv_case *c = norm_case(kind, dtype, rows, hidden, 0);
+    ck_assert_ptr_nonnull(c);
+    c->approach = approach;
+    choose_for(c, device_name, chosen);
+    fv_case_free(c);
+}
+
 /* The multi-wave choice on `device_name` for a norm case at 16384 x `hidden`. */
 static void choose_multiwave(norm_kind kind, fv_dtype dtype, int64_t hidden,
                              const char *device_name, choice *chosen)
 {
-    fv_case *c = norm_case(kind, dtype, 16384, hidden, 0);
-    ck_assert_ptr_nonnull(c);
-    c->approach = FV_APPROACH_MULTIWAVE;
-    choose_for(c, device_name, chosen);
-    fv_case_free(c);
+    choose_norm(kind, dtype, 16384, hidden, FV_APPROACH_MULTIWAVE, device_name, chosen);
 }
 
 static fv_case *thunder_layer_norm_backward(fv_case_list *list)
@@ -455,18 +463,40 @@ START_TEST(long_rows_split_over_clusters)
 }
 END_TEST
 
-/* Plans LN bwd 16384 x `hidden` in `dtype` on `device_name`, multi-wave,
- * into *c and *plan; asserts one kernel and returns it. */
-static const fv_kernel_plan *plan_layer_norm_backward(fv_dtype dtype, int64_t hidden,
-                                                      const char *device_name, fv_device *device,
-                                                      fv_case **c, fv_case_plan *plan)
+/* The devices and dtypes the partials-in-shared-memory tests plan LN bwd
+ * on: bf16 and fp16 on a Hopper and a Blackwell device. */
+typedef struct sixteen_bit_target {
+    const char *device;
+    fv_dtype dtype;
+} sixteen_bit_target;
+
+static const sixteen_bit_target sixteen_bit_targets[] = {
+    {"H100", FV_BF16}, {"H100", FV_F16}, {"B200", FV_BF16}, {"B200", FV_F16}};
+
+/* A planned case and what it was planned on; planned_free releases it. */
+typedef struct planned_kernel {
+    fv_case *c;
+    fv_device device;
+    fv_case_plan plan;
+} planned_kernel;
+
+static void planned_free(planned_kernel *planned)
 {
-    *c = norm_case(NORM_LAYER_BACKWARD, dtype, 16384, hidden, 0);
-    (*c)->approach = FV_APPROACH_MULTIWAVE;
-    FV_ASSERT_OK(fv_sched_device_from_table(device_name, device));
-    FV_ASSERT_OK(fv_plan_case(*c, device, plan));
-    ck_assert_int_eq(plan->kernel_count, 1);
-    return &plan->kernels[0];
+    fv_plan_free(&planned->plan);
+    fv_case_free(planned->c);
+}
+
+/* Plans LN bwd 16384 x `hidden` on `target`, multi-wave, into *planned;
+ * asserts one kernel and returns it. */
+static const fv_kernel_plan *plan_layer_norm_backward(const sixteen_bit_target *target,
+                                                      int64_t hidden, planned_kernel *planned)
+{
+    planned->c = norm_case(NORM_LAYER_BACKWARD, target->dtype, 16384, hidden, 0);
+    planned->c->approach = FV_APPROACH_MULTIWAVE;
+    FV_ASSERT_OK(fv_sched_device_from_table(target->device, &planned->device));
+    FV_ASSERT_OK(fv_plan_case(planned->c, &planned->device, &planned->plan));
+    ck_assert_int_eq(planned->plan.kernel_count, 1);
+    return &planned->plan.kernels[0];
 }
 
 /* A LN bwd kernel with dw's partials in registers ([batch][8] floats a
@@ -501,40 +531,33 @@ static void assert_db_partials_in_shared(const fv_kernel_plan *kernel, int batch
  * Rows that fit otherwise keep every partial in registers. */
 START_TEST(wide_rows_keep_partials_in_shared_memory)
 {
-    const char *devices[] = {"H100", "B200"};
-    const fv_dtype dtypes[] = {FV_BF16, FV_F16};
-    for (int d = 0; d < 2; d++) {
-        for (int t = 0; t < 2; t++) {
-            fv_case *c;
-            fv_device device;
-            fv_case_plan plan;
-            const fv_kernel_plan *kernel =
-                plan_layer_norm_backward(dtypes[t], 24576, devices[d], &device, &c, &plan);
-            ck_assert_str_eq(plan.segmentation.segments[0].scheduler->name,
-                             "inner_outer_persistent");
-            ck_assert_int_eq(kernel->params.block_x, 512);
-            ck_assert_int_eq(kernel->params.block_y, 1);
-            ck_assert_int_eq(kernel->params.serial, 6);
-            ck_assert_int_eq(kernel->launch.cluster, 0);
-            ck_assert_int_eq(kernel->launch.dynamic_shared_bytes, 2 * 49152 + 98304);
-            ck_assert_int_le(kernel->launch.dynamic_shared_bytes,
-                             (int)device.shared_per_block_optin);
-            ck_assert_msg(strstr(kernel->params.description,
-                                 "1 row slot, the partials of 1 outer reduction in shared memory "
-                                 "(no room in registers), ~112 registers") != NULL,
-                          "%s", kernel->params.description);
-            /* dw in registers, db in shared memory after the row slot */
-            assert_db_partials_in_shared(kernel, 6, 98304, "column");
-            ck_assert_ptr_null(strstr(kernel->source, "stat3_slots"));
-            ck_assert_ptr_null(strstr(kernel->source, "__shared__ float stage_scratch"));
-            ck_assert_ptr_nonnull(strstr(kernel->source, "reinterpret_cast<float (*)[256]>(row_buffers)"));
-            /* dx's stores do not allocate in L1, which keeps the weight */
-            ck_assert_ptr_nonnull(strstr(kernel->source, "fv_store_around_l1<8>(out0 + (row) * inner"));
-            ck_assert_int_eq(kernel->launch.workspace_bytes,
-                             2LL * kernel->launch.grid[0] * 24576 * 4);
-            fv_plan_free(&plan);
-            fv_case_free(c);
-        }
+    for (size_t i = 0; i < sizeof sixteen_bit_targets / sizeof sixteen_bit_targets[0]; i++) {
+        planned_kernel planned;
+        const fv_kernel_plan *kernel =
+            plan_layer_norm_backward(&sixteen_bit_targets[i], 24576, &planned);
+        ck_assert_str_eq(planned.plan.segmentation.segments[0].scheduler->name,
+                         "inner_outer_persistent");
+        ck_assert_int_eq(kernel->params.block_x, 512);
+        ck_assert_int_eq(kernel->params.block_y, 1);
+        ck_assert_int_eq(kernel->params.serial, 6);
+        ck_assert_int_eq(kernel->launch.cluster, 0);
+        ck_assert_int_eq(kernel->launch.dynamic_shared_bytes, 2 * 49152 + 98304);
+        ck_assert_int_le(kernel->launch.dynamic_shared_bytes,
+                         (int)planned.device.shared_per_block_optin);
+        ck_assert_msg(strstr(kernel->params.description,
+                             "1 row slot, the partials of 1 outer reduction in shared memory "
+                             "(no room in registers), ~112 registers") != NULL,
+                      "%s", kernel->params.description);
+        /* dw in registers, db in shared memory after the row slot */
+        assert_db_partials_in_shared(kernel, 6, 98304, "column");
+        ck_assert_ptr_null(strstr(kernel->source, "stat3_slots"));
+        ck_assert_ptr_null(strstr(kernel->source, "__shared__ float stage_scratch"));
+        ck_assert_ptr_nonnull(strstr(kernel->source, "reinterpret_cast<float (*)[256]>(row_buffers)"));
+        /* dx's stores do not allocate in L1, which keeps the weight */
+        ck_assert_ptr_nonnull(strstr(kernel->source, "fv_store_around_l1<8>(out0 + (row) * inner"));
+        ck_assert_int_eq(kernel->launch.workspace_bytes,
+                         2LL * kernel->launch.grid[0] * 24576 * 4);
+        planned_free(&planned);
     }
     /* shapes whose partials fit registers keep them there */
     static const struct {
@@ -572,39 +595,32 @@ END_TEST
  * 228 KiB carveout; it keeps 256 threads with the weight held as float). */
 START_TEST(clustered_rows_keep_partials_in_shared_memory)
 {
-    const char *devices[] = {"H100", "B200"};
-    const fv_dtype dtypes[] = {FV_BF16, FV_F16};
-    for (int d = 0; d < 2; d++) {
-        for (int t = 0; t < 2; t++) {
-            fv_case *c;
-            fv_device device;
-            fv_case_plan plan;
-            const fv_kernel_plan *kernel =
-                plan_layer_norm_backward(dtypes[t], 32768, devices[d], &device, &c, &plan);
-            ck_assert_int_eq(kernel->launch.cluster, 2);
-            ck_assert_int_eq(kernel->params.block_x, 512);
-            ck_assert_int_eq(kernel->params.serial, 4);
-            ck_assert_int_eq(kernel->launch.dynamic_shared_bytes, 2 * 65536 + 65536);
-            ck_assert_msg(strstr(kernel->params.description,
-                                 "2 row slots (next row copied during this one), the partials of "
-                                 "1 outer reduction in shared memory (no room in registers)") != NULL,
-                          "%s", kernel->params.description);
-            ck_assert_ptr_null(strstr(kernel->params.description, "row-constant inputs cached"));
-            /* the description lists every candidate, to the last one tried */
-            ck_assert_msg(strstr(kernel->params.description,
-                                 "; 128 threads in clusters of 2 (partials may use shared "
-                                 "memory): batch 16") != NULL,
-                          "%s", kernel->params.description);
-            /* dw in registers; db in shared memory, indexed by the offset in
-             * the block's slice */
-            assert_db_partials_in_shared(kernel, 4, 131072, "offset");
-            ck_assert_ptr_nonnull(strstr(kernel->source, "partial1[offset + lane] = 0.0f;"));
-            ck_assert_ptr_null(strstr(kernel->source, "partial1 + column"));
-            ck_assert_int_eq(kernel->launch.workspace_bytes,
-                             2LL * (kernel->launch.grid[0] / 2) * 32768 * 4);
-            fv_plan_free(&plan);
-            fv_case_free(c);
-        }
+    for (size_t i = 0; i < sizeof sixteen_bit_targets / sizeof sixteen_bit_targets[0]; i++) {
+        planned_kernel planned;
+        const fv_kernel_plan *kernel =
+            plan_layer_norm_backward(&sixteen_bit_targets[i], 32768, &planned);
+        ck_assert_int_eq(kernel->launch.cluster, 2);
+        ck_assert_int_eq(kernel->params.block_x, 512);
+        ck_assert_int_eq(kernel->params.serial, 4);
+        ck_assert_int_eq(kernel->launch.dynamic_shared_bytes, 2 * 65536 + 65536);
+        ck_assert_msg(strstr(kernel->params.description,
+                             "2 row slots (next row copied during this one), the partials of "
+                             "1 outer reduction in shared memory (no room in registers)") != NULL,
+                      "%s", kernel->params.description);
+        ck_assert_ptr_null(strstr(kernel->params.description, "row-constant inputs cached"));
+        /* the description lists every candidate, to the last one tried */
+        ck_assert_msg(strstr(kernel->params.description,
+                             "; 128 threads in clusters of 2 (partials may use shared "
+                             "memory): batch 16") != NULL,
+                      "%s", kernel->params.description);
+        /* dw in registers; db in shared memory, indexed by the offset in
+         * the block's slice */
+        assert_db_partials_in_shared(kernel, 4, 131072, "offset");
+        ck_assert_ptr_nonnull(strstr(kernel->source, "partial1[offset + lane] = 0.0f;"));
+        ck_assert_ptr_null(strstr(kernel->source, "partial1 + column"));
+        ck_assert_int_eq(kernel->launch.workspace_bytes,
+                         2LL * (kernel->launch.grid[0] / 2) * 32768 * 4);
+        planned_free(&planned);
     }
     choice chosen;
     choose_multiwave(NORM_LAYER_BACKWARD, FV_F32, 32768, "H100", &chosen);
@@ -656,10 +672,7 @@ END_TEST
 static void choose_forward(norm_kind kind, fv_dtype dtype, int64_t rows, int64_t hidden,
                            const char *device_name, choice *chosen)
 {
-    fv_case *c = norm_case(kind, dtype, rows, hidden, 0);
-    ck_assert_ptr_nonnull(c);
-    choose_for(c, device_name, chosen);
-    fv_case_free(c);
+    choose_norm(kind, dtype, rows, hidden, FV_APPROACH_AUTO, device_name, chosen);
     ck_assert_str_eq(chosen->family, "inner_persistent");
 }
 
@@ -711,9 +724,7 @@ START_TEST(forward_rows_held_as_float_in_one_wave)
     }
 
     /* multi-wave at 2048 rows: 4 rows per block, 8 row groups each */
-    fv_case *c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 2048, 1024, 0);
-    choose_for(c, "H100", &chosen);
-    fv_case_free(c);
+    choose_norm(NORM_LAYER_BACKWARD, FV_BF16, 2048, 1024, FV_APPROACH_AUTO, "H100", &chosen);
     ck_assert_str_eq(chosen.family, "inner_outer_persistent");
     ck_assert_int_eq(chosen.launch.grid[0], 2048 / (8 * 4));
 }

@@ -91,14 +91,16 @@ static void analysis_free(persistent_analysis *a)
     free(a->after_outer);
 }
 
-/* True if an inner reduction is a var_mean: its level reads each row
- * twice (the mean, then the squared deviations from it:
- * emit_reduction_level). */
-static bool has_var_mean(const persistent_analysis *a)
+/* True if the segment reduces with a var_mean (not a trivial one over a
+ * size-1 axis): its level reads each row twice (the mean, then the squared
+ * deviations from it: emit_reduction_level). */
+static bool has_var_mean(const fv_segment_view *view)
 {
-    for (int r = 0; r < a->inner_count; r++)
-        if (a->inner[r]->kind == FV_OP_VAR_MEAN)
+    for (int32_t i = 0; i < view->op_count; i++) {
+        const fv_op *op = &view->fusion->ops[view->order[i]];
+        if (op->kind == FV_OP_VAR_MEAN && !fv_ir_is_trivial_reduction(view->fusion, op))
             return true;
+    }
     return false;
 }
 
@@ -402,6 +404,13 @@ static int64_t row_constant_bytes(const buffered_inputs *buffers, const candidat
     return bytes;
 }
 
+/* Registers a thread of a `threads`-thread block may use under its
+ * launch bounds (64K / threads), less a margin of 8. */
+static int launch_bounds_registers(const fv_device *device, int threads)
+{
+    return device->registers_per_block / threads - 8;
+}
+
 /* Shared memory of a candidate's placement: the slots of the buffers in
  * shared memory ([block_y][row_capacity] elements each) and, if cached, one
  * row of each row-constant input, and the row statistics' slots ([threads]
@@ -464,10 +473,10 @@ static bool place_buffers(const buffered_inputs *buffers, const fv_device *devic
     int64_t bytes = placement_bytes(buffers, c);
     c->shared_bytes = (int)bytes;
     /* Margins: ptxas must stay under 255 registers (REGISTER_MARGIN), and
-     * launch bounds cap a thread at 64K / threads. */
-    int cap = device->registers_per_block / c->threads - 8;
+     * under the launch bounds' cap. */
     int margin = REGISTER_MARGIN + (c->cluster > 1 ? CLUSTER_REGISTER_MARGIN : 0);
-    return bytes <= budget && c->registers <= MAX_REGISTERS - margin && c->registers <= cap;
+    return bytes <= budget && c->registers <= MAX_REGISTERS - margin &&
+           c->registers <= launch_bounds_registers(device, c->threads);
 }
 
 /* Registers per thread a candidate could still use at its blocks per SM. */
@@ -778,7 +787,7 @@ static void hold_forward_row_floats(const buffered_inputs *buffers, const fv_dev
     held.row_floats = all_buffers(buffers);
     held.registers += buffers->count * per_thread;
     if (held.registers > MAX_REGISTERS - FLOATS_REGISTER_MARGIN ||
-        held.registers > device->registers_per_block / held.threads - 8)
+        held.registers > launch_bounds_registers(device, held.threads))
         return;
     occupancy(device, &held);
     if (held.blocks_per_sm > 0)
@@ -875,13 +884,13 @@ static bool search_blocks(const buffered_inputs *buffers, const fv_device *devic
     return found;
 }
 
-/* Blocks of a persistent grid: one wave of whole clusters, fewer where
- * there are not enough row groups.  Multi-wave blocks walk at least
- * MULTIWAVE_MIN_ROW_GROUPS row groups each (each block's partials are a
- * workspace row for stage 2); forward blocks at least one (they walked 8
- * before: on an H200 the 135 forward kernels at N = 2048 ran a median
- * 12.7% faster so, -2.7..+180%, and RMS norm and softmax at N = 16384, H =
- * 768-1024 (a warp per row) 3.9-9.9% faster; bench/results/
+/* Blocks of a persistent grid: one wave of whole clusters (the launch
+ * takes no more blocks than there are row groups).  Multi-wave blocks walk
+ * at least MULTIWAVE_MIN_ROW_GROUPS row groups each (each block's partials
+ * are a workspace row for stage 2); forward blocks at least one (they
+ * walked 8 before: on an H200 the 135 forward kernels at N = 2048 ran a
+ * median 12.7% faster so, -2.7..+180%, and RMS norm and softmax at N =
+ * 16384, H = 768-1024 (a warp per row) 3.9-9.9% faster; bench/results/
  * h200-2026-11-22.md, "Forward kernels: 16-bit rows held as float, one
  * wave of row groups").  Fewer blocks for the same number of rounds over
  * the rows ran 1-3% slower there, so the wave is not trimmed. */
@@ -889,10 +898,8 @@ static int grid_blocks(const fv_device *device, const candidate *c, int64_t oute
                        int outer_reductions)
 {
     int64_t groups = (int64_t)c->blocks_per_sm * device->sm_count / c->cluster;
-    int64_t most_useful = outer_reductions > 0
-                              ? outer / (MULTIWAVE_MIN_ROW_GROUPS * c->block_y)
-                              : (outer + c->block_y - 1) / c->block_y;
-    if (groups > most_useful)
+    int64_t most_useful = outer / (MULTIWAVE_MIN_ROW_GROUPS * c->block_y);
+    if (outer_reductions > 0 && groups > most_useful)
         groups = most_useful;
     if (groups < 1)
         groups = 1;
@@ -915,10 +922,7 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     buffered_inputs buffers;
     find_buffered(view, &buffers);
     int vector = fv_family_vector_width(view, inner);
-    persistent_analysis analysis;
-    FV_TRY(analyze(view, &analysis));
-    bool var_mean = has_var_mean(&analysis);
-    analysis_free(&analysis);
+    bool var_mean = has_var_mean(view);
     bool found = false;
     int64_t row_bytes = inner * (int64_t)row_element_bytes(&buffers);
     for (int cluster = 1; !found && cluster <= max_cluster; cluster *= 2) {
