@@ -208,7 +208,9 @@ START_TEST(norm_backward_is_one_persistent_kernel)
     ck_assert_ptr_nonnull(strstr(code, "__launch_bounds__("));
     ck_assert_ptr_nonnull(strstr(code, "cooperative_groups::this_grid().sync();"));
     /* rows copied to shared memory with cp.async, the next row during this one */
-    ck_assert_ptr_nonnull(strstr(code, "fv_copy_async<8>(buffer0_slots + (slot ^ 1) * 4096 + column, in0 + fetch_row * inner + column);"));
+    ck_assert_ptr_nonnull(strstr(code, "const auto *const fetch0 = in0 + fetch_row * inner;"));
+    ck_assert_ptr_nonnull(strstr(code, "const bool copy_active = fetch_active && column < inner;"));
+    ck_assert_ptr_nonnull(strstr(code, "fv_copy_async_if<8>(buffer0_slots + (slot ^ 1) * 4096 + column, fetch0 + column, copy_active);"));
     ck_assert_ptr_nonnull(strstr(code, "fv_async_wait<1>();"));
     /* registers to spare at 2 blocks/SM: the weight held as float for the
      * whole kernel, x as float for its row (read once from its slot); dy
@@ -220,7 +222,7 @@ START_TEST(norm_backward_is_one_persistent_kernel)
     ck_assert_ptr_nonnull(strstr(code, "fv_load<8>(buffer1 + column, v1);"));
     /* the row statistics copied with their row, an entry per thread, and
      * read after the wait */
-    ck_assert_ptr_nonnull(strstr(code, "fv_copy_async<1>(stat3_slots + (slot ^ 1) * 128, in3 + fetch_row);"));
+    ck_assert_ptr_nonnull(strstr(code, "fv_copy_async_if<1>(stat3_slots + (slot ^ 1) * 128, in3 + fetch_row, fetch_active);"));
     ck_assert_ptr_null(strstr(code, "row_next3"));
     const char *wait = strstr(code, "fv_async_wait<1>();");
     const char *read = strstr(code, "fv_to_float(stat3[0])");
@@ -239,10 +241,10 @@ START_TEST(norm_backward_is_one_persistent_kernel)
                           "inner_outer_persistent");
     static const char *const three_slots[] = {
         "const long long fetch_row = (long long)blockIdx.x * 1 + threadIdx.y + 1 * row_stride;",
-        "fv_copy_async<8>(buffer0_slots + (1) * 2048 + column, in0 + fetch_row * inner + column);",
+        "fv_copy_async_if<8>(buffer0_slots + (1) * 2048 + column, fetch0 + column, copy_active);",
         "const long long fetch_row = row + 2 * row_stride;",
-        "fv_copy_async<8>(buffer0_slots + (slot == 0 ? 2 : slot - 1) * 2048 + column, in0 + "
-        "fetch_row * inner + column);",
+        "fv_copy_async_if<8>(buffer0_slots + (slot == 0 ? 2 : slot - 1) * 2048 + column, fetch0 + "
+        "column, copy_active);",
         "fv_async_wait<2>();",
         "slot = slot == 2 ? 0 : slot + 1;",
         NULL,
@@ -265,7 +267,7 @@ START_TEST(norm_backward_is_one_persistent_kernel)
 
     source = generate_one(multiwave_families, NORM_RMS_FORWARD, FV_F32, 4096, 1024,
                           "inner_persistent");
-    ck_assert_ptr_nonnull(strstr(kernel_code(source), "fv_copy_async<4>("));
+    ck_assert_ptr_nonnull(strstr(kernel_code(source), "fv_copy_async_if<4>("));
     ck_assert_ptr_null(strstr(kernel_code(source), "this_grid"));
     free(source);
 

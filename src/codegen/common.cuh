@@ -113,6 +113,27 @@ __device__ __forceinline__ void fv_copy_async(T *shared, const T *__restrict__ g
     }
 }
 
+// fv_copy_async when `active`, else nothing.  The copy is predicated, so a
+// guarded copy needs no branch around it; an inactive copy does not touch
+// `global`.
+template <int N, typename T>
+__device__ __forceinline__ void fv_copy_async_if(T *shared, const T *__restrict__ global, bool active)
+{
+    constexpr int bytes = (int)sizeof(T) * N;
+    const unsigned address = (unsigned)__cvta_generic_to_shared(shared);
+    if constexpr (bytes == 16) {
+        asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n"
+                     " @p cp.async.cg.shared.global [%0], [%1], 16;\n}\n" ::"r"(address),
+                     "l"(global), "r"((int)active));
+    } else if constexpr (bytes == 8 || bytes == 4) {
+        asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n"
+                     " @p cp.async.ca.shared.global [%0], [%1], %3;\n}\n" ::"r"(address),
+                     "l"(global), "r"((int)active), "n"(bytes));
+    } else if (active) {
+        *reinterpret_cast<fv_vector<T, N> *>(shared) = *reinterpret_cast<const fv_vector<T, N> *>(global);
+    }
+}
+
 // Closes the group of this thread's copies issued since the last commit.
 __device__ __forceinline__ void fv_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 
@@ -304,12 +325,26 @@ __device__ __forceinline__ fv_welford fv_warp_welford(fv_welford state, int widt
     return state;
 }
 
+// Combines the WARPS values a row's warps left in `row` (shared memory), in
+// warp order; every thread reads them all (broadcast reads), which is shorter
+// than a second round of shuffles (LN bwd bf16 16384x2048 on an H200: 3.5%
+// faster; bench/results/h200-2026-11-22.md).
+template <int WARPS, typename T, typename Combine>
+__device__ __forceinline__ T fv_combine_warp_values(const T *row, Combine combine)
+{
+    T value = row[0];
+#pragma unroll
+    for (int w = 1; w < WARPS; ++w)
+        value = combine(value, row[w]);
+    return value;
+}
+
 // Reduces a value over the BLOCK_X threads of this thread's row of the block
 // (threadIdx.y), every one of them getting the result.  Rows of at most 32
 // threads reduce within their warp; longer rows go through `scratch`
 // (BLOCK_Y * 32 entries), so every thread of the block must call this.
 template <int BLOCK_X, typename T, typename Combine>
-__device__ __forceinline__ T fv_row_reduce(T value, T identity, T *scratch, Combine combine)
+__device__ __forceinline__ T fv_row_reduce(T value, T *scratch, Combine combine)
 {
     for (int offset = (BLOCK_X < 32 ? BLOCK_X : 32) / 2; offset > 0; offset /= 2)
         value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset, BLOCK_X < 32 ? BLOCK_X : 32));
@@ -321,10 +356,7 @@ __device__ __forceinline__ T fv_row_reduce(T value, T identity, T *scratch, Comb
     if (lane == 0)
         row[warp] = value;
     __syncthreads();
-    value = lane < BLOCK_X / 32 ? row[lane] : identity;
-    for (int offset = 16; offset > 0; offset /= 2)
-        value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset));
-    return value;
+    return fv_combine_warp_values<BLOCK_X / 32>(row, combine);
 }
 
 struct fv_add {
@@ -340,13 +372,13 @@ struct fv_max {
 template <int BLOCK_X, typename T>
 __device__ __forceinline__ T fv_row_sum(T value, T *scratch)
 {
-    return fv_row_reduce<BLOCK_X>(value, T(0), scratch, fv_add());
+    return fv_row_reduce<BLOCK_X>(value, scratch, fv_add());
 }
 
 template <int BLOCK_X, typename T>
 __device__ __forceinline__ T fv_row_max(T value, T *scratch)
 {
-    return fv_row_reduce<BLOCK_X>(value, T(-INFINITY), scratch, fv_max());
+    return fv_row_reduce<BLOCK_X>(value, scratch, fv_max());
 }
 
 // Sums COUNT values at once over the BLOCK_X threads of this thread's row
@@ -371,7 +403,7 @@ __device__ __forceinline__ void fv_row_sum_group(float (&values)[COUNT], float *
     __syncthreads();
 #pragma unroll
     for (int k = 0; k < COUNT; ++k)
-        values[k] = fv_warp_sum(lane < BLOCK_X / 32 ? row[k * 32 + lane] : 0.0f, 32);
+        values[k] = fv_combine_warp_values<BLOCK_X / 32>(row + k * 32, fv_add());
 }
 
 // The same within one compute group of a warp-specialized kernel: the

@@ -1564,24 +1564,20 @@ static bool stat_in_shared(const persistent_emit *p, int32_t value)
     return false;
 }
 
-/* Issues this thread's copies of row `row` (an expression) into row slot
- * `slot` of every shared buffer and of the row statistics, and commits them
- * as one group. */
-static void emit_fetch(persistent_emit *p, const char *row, const char *slot)
+/* The copies of row `row` in clusters: the block's slice of each shared
+ * buffer's row, and the row statistics. */
+static void emit_cluster_fetch(persistent_emit *p, const char *slot)
 {
     const fv_schedule_params *params = p->params;
     fv_emitter *e = &p->e;
     int slot_elements = row_capacity(params) * params->block_y;
-    fv_codegen_line(e, "{");
-    e->indent += 4;
-    fv_codegen_line(e, "const long long fetch_row = %s;", row);
     open_batch_loop(e, params, "fetch_row < outer && ");
     for (int i = 0; i < p->buffers.count; i++) {
         if (!buffer_in_shared(params, i))
             continue;
         int32_t v = p->buffers.values[i];
-        fv_codegen_line(e, "fv_copy_async<%d>(buffer%d_slots + (%s) * %d + %s, in%d + fetch_row * inner + column);",
-                        params->vector, (int)v, slot, slot_elements, buffer_index(params),
+        fv_codegen_line(e, "fv_copy_async<%d>(buffer%d_slots + (%s) * %d + offset, in%d + fetch_row * inner + column);",
+                        params->vector, (int)v, slot, slot_elements,
                         fv_codegen_input_position(p->view->fusion, v));
     }
     close_batch_loop(e);
@@ -1592,6 +1588,63 @@ static void emit_fetch(persistent_emit *p, const char *row, const char *slot)
                         slot, params->block_x * params->block_y,
                         fv_codegen_input_position(p->view->fusion, v));
     }
+}
+
+/* The copies of row `row` into `slot` without clusters: a pointer to the row
+ * of each shared buffer's input, 32-bit columns and predicated copies (no
+ * branch around them).  Fewer instructions per row than 64-bit addresses and
+ * guarded copies: LN bwd bf16 16384x3072 ran 3.6% faster on an H200
+ * (bench/results/h200-2026-11-22.md). */
+static void emit_row_fetch(persistent_emit *p, const char *slot)
+{
+    const fv_schedule_params *params = p->params;
+    const fv_fusion *fusion = p->view->fusion;
+    fv_emitter *e = &p->e;
+    int slot_elements = row_capacity(params) * params->block_y;
+    fv_codegen_line(e, "const bool fetch_active = fetch_row < outer;");
+    for (int i = 0; i < p->buffers.count; i++) {
+        if (!buffer_in_shared(params, i))
+            continue;
+        int32_t v = p->buffers.values[i];
+        fv_codegen_line(e, "const auto *const fetch%d = in%d + fetch_row * inner;", (int)v,
+                        fv_codegen_input_position(fusion, v));
+    }
+    fv_codegen_line(e, "#pragma unroll");
+    fv_codegen_line(e, "for (int b = 0; b < %d; ++b) {", params->serial);
+    e->indent += 4;
+    fv_codegen_line(e, "const int column = (b * %d + (int)threadIdx.x) * %d;", params->block_x,
+                    params->vector);
+    fv_codegen_line(e, "const bool copy_active = fetch_active && column < inner;");
+    for (int i = 0; i < p->buffers.count; i++) {
+        if (!buffer_in_shared(params, i))
+            continue;
+        int32_t v = p->buffers.values[i];
+        fv_codegen_line(e, "fv_copy_async_if<%d>(buffer%d_slots + (%s) * %d + column, fetch%d + column, copy_active);",
+                        params->vector, (int)v, slot, slot_elements, (int)v);
+    }
+    e->indent -= 4;
+    fv_codegen_line(e, "}");
+    for (int i = 0; stats_in_shared(p) && i < p->buffers.stat_count; i++) {
+        int32_t v = p->buffers.stat_values[i];
+        fv_codegen_line(e, "fv_copy_async_if<1>(stat%d_slots + (%s) * %d, in%d + fetch_row, fetch_active);",
+                        (int)v, slot, params->block_x * params->block_y,
+                        fv_codegen_input_position(fusion, v));
+    }
+}
+
+/* Issues this thread's copies of row `row` (an expression) into row slot
+ * `slot` of every shared buffer and of the row statistics, and commits them
+ * as one group. */
+static void emit_fetch(persistent_emit *p, const char *row, const char *slot)
+{
+    fv_emitter *e = &p->e;
+    fv_codegen_line(e, "{");
+    e->indent += 4;
+    fv_codegen_line(e, "const long long fetch_row = %s;", row);
+    if (clustered(p->params))
+        emit_cluster_fetch(p, slot);
+    else
+        emit_row_fetch(p, slot);
     e->indent -= 4;
     fv_codegen_line(e, "}");
     fv_codegen_line(e, "fv_async_commit();");
