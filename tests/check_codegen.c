@@ -297,6 +297,61 @@ START_TEST(norm_backward_is_one_persistent_kernel)
 }
 END_TEST
 
+/* Asserts that `code` contains `lines` (NULL-terminated) in this order. */
+static void assert_lines_in_order(const char *code, const char *const *lines)
+{
+    const char *at = code;
+    for (; *lines != NULL; lines++) {
+        const char *found = strstr(at, *lines);
+        ck_assert_msg(found != NULL, "missing or out of order: %s", *lines);
+        at = found + strlen(*lines);
+    }
+}
+
+/* The forms of the row copies: with a refilled slot, the first row's copies
+ * before the loop and each row's next copies right after its floats are
+ * read, behind a compiler fence; with one slot that is not refilled, the
+ * guarded 64-bit form, issued for the row itself and waited for at once. */
+START_TEST(row_copies_take_their_form)
+{
+    char *source = generate_one(multiwave_families, NORM_LAYER_FORWARD, FV_BF16, 16384, 32768,
+                                "inner_persistent");
+    static const char *const refilled[] = {
+        "// The first row's copies; each row, once read from the slot, issues the next one's.",
+        "const long long fetch_row = (long long)blockIdx.x * 1 + threadIdx.y;",
+        "fv_copy_async_if<8>(buffer0_slots + (0) * 32768 + column, fetch0 + column, copy_active);",
+        "for (long long row_base",
+        "fv_async_wait<0>();  // this row's copies have landed",
+        "fv_load<8>(buffer0 + column, row_floats0[b]);",
+        "fv_compiler_fence();",
+        "const long long fetch_row = row + row_stride;",
+        "fv_copy_async_if<8>(buffer0_slots + (0) * 32768 + column, fetch0 + column, copy_active);",
+        "fv_async_commit();",
+        "// reduction level 1",
+        NULL,
+    };
+    const char *code = kernel_code(source);
+    assert_lines_in_order(code, refilled);
+    ck_assert_ptr_null(strstr(code, "const long long fetch_row = row;"));
+    ck_assert_ptr_nonnull(strstr(code, "cached"));
+    free(source);
+
+    source = generate_one(multiwave_families, NORM_RMS_FORWARD, FV_F32, 16384, 32768,
+                          "inner_persistent");
+    static const char *const guarded[] = {
+        "const long long fetch_row = row;",
+        "if (fetch_row < outer && column < inner) {",
+        "fv_copy_async<4>(buffer0_slots + (0) * 32768 + column, in0 + fetch_row * inner + column);",
+        "fv_async_wait<0>();  // this row's copies have landed",
+        NULL,
+    };
+    code = kernel_code(source);
+    assert_lines_in_order(code, guarded);
+    ck_assert_ptr_null(strstr(code, "fv_compiler_fence();"));
+    free(source);
+}
+END_TEST
+
 /* The warp-specialized kernel: one producer thread issues 1-D bulk copies
  * of whole rows completing on the stage's full barrier; compute groups wait
  * on it, reduce on their own named barrier and release the stage. */
@@ -367,6 +422,7 @@ static Suite *codegen_suite(void)
     tcase_add_test(tcase, reductions_and_grid_reduction);
     tcase_add_test(tcase, generated_code_is_commented);
     tcase_add_test(tcase, norm_backward_is_one_persistent_kernel);
+    tcase_add_test(tcase, row_copies_take_their_form);
     tcase_add_test(tcase, warp_specialized_kernel_structure);
     tcase_add_test(tcase, tma_inner_persistent_kernel_structure);
     tcase_add_test(tcase, skeleton_filling);

@@ -730,6 +730,62 @@ START_TEST(forward_rows_held_as_float_in_one_wave)
 }
 END_TEST
 
+static bool slot_refilled(const choice *chosen)
+{
+    return strstr(chosen->params.description,
+                  "1 row slot (refilled with the next row once read)") != NULL;
+}
+
+/* Forward kernels whose weight and bias find no room next to two row slots
+ * hold their rows as float and refill one slot, which leaves room for the
+ * cache (LN fwd 16-bit 32768, fp32 16384; RMS fwd fp32 20480-24576); where
+ * the cache fits with two slots (RMS fwd 16-bit 32768), where it fits no
+ * way (LN fwd fp32 32768) and with 1-element vectors, nothing changes. */
+START_TEST(forward_rows_refill_one_slot_for_the_cache)
+{
+    static const char *const devices[] = {"H100", "H200", "B200"};
+    static const struct {
+        norm_kind kind;
+        fv_dtype dtype;
+        int64_t hidden;
+    } refilled[] = {
+        {NORM_LAYER_FORWARD, FV_BF16, 32768}, {NORM_LAYER_FORWARD, FV_F16, 32768},
+        {NORM_LAYER_FORWARD, FV_F32, 16384},  {NORM_RMS_FORWARD, FV_F32, 20480},
+        {NORM_RMS_FORWARD, FV_F32, 24576},
+    };
+    choice chosen;
+    for (size_t d = 0; d < sizeof devices / sizeof devices[0]; d++) {
+        for (size_t i = 0; i < sizeof refilled / sizeof refilled[0]; i++) {
+            choose_forward(refilled[i].kind, refilled[i].dtype, 16384, refilled[i].hidden,
+                           devices[d], &chosen);
+            const char *text = chosen.params.description;
+            ck_assert_msg(slot_refilled(&chosen), "%s: %s", devices[d], text);
+            ck_assert_msg(strstr(text, "row-constant inputs cached in shared memory") != NULL,
+                          "%s", text);
+            ck_assert_msg(rows_held_as_float(&chosen), "%s", text);
+            assert_fits(&chosen, devices[d], 16384);
+        }
+    }
+    static const struct {
+        norm_kind kind;
+        fv_dtype dtype;
+        int64_t hidden;
+        const char *expected;
+    } unchanged[] = {
+        {NORM_RMS_FORWARD, FV_BF16, 32768, "2 row slots"},
+        {NORM_LAYER_FORWARD, FV_F32, 32768, "1 row slot,"},
+        {NORM_LAYER_FORWARD, FV_BF16, 32767, "1-element"},
+    };
+    for (size_t i = 0; i < sizeof unchanged / sizeof unchanged[0]; i++) {
+        choose_forward(unchanged[i].kind, unchanged[i].dtype, 16384, unchanged[i].hidden, "H200",
+                       &chosen);
+        const char *text = chosen.params.description;
+        ck_assert_msg(!slot_refilled(&chosen), "%s", text);
+        ck_assert_msg(strstr(text, unchanged[i].expected) != NULL, "%s", text);
+    }
+}
+END_TEST
+
 /* Forward norms: one inner-persistent kernel; rows of at most 128 vectors
  * take a warp each (several rows per block: warp-only reductions), larger
  * ones a group of 128 threads or more, large ones a block each. */
@@ -997,6 +1053,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, oversized_rows_fall_back);
     tcase_add_test(tcase, forward_norms_are_inner_persistent);
     tcase_add_test(tcase, forward_rows_held_as_float_in_one_wave);
+    tcase_add_test(tcase, forward_rows_refill_one_slot_for_the_cache);
     tcase_add_test(tcase, seed_003_tma_inner_persistent);
     tcase_add_test(tcase, irregular_sizes);
     suite_add_tcase(suite, tcase);

@@ -134,6 +134,11 @@ __device__ __forceinline__ void fv_copy_async_if(T *shared, const T *__restrict_
     }
 }
 
+// Keeps the compiler from moving memory accesses across this point (no
+// instruction): a thread's shared-memory reads stay before the copies it
+// then issues into the same entries.
+__device__ __forceinline__ void fv_compiler_fence() { asm volatile("" ::: "memory"); }
+
 // Closes the group of this thread's copies issued since the last commit.
 __device__ __forceinline__ void fv_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 
@@ -325,18 +330,32 @@ __device__ __forceinline__ fv_welford fv_warp_welford(fv_welford state, int widt
     return state;
 }
 
-// Combines the WARPS values a row's warps left in `row` (shared memory), in
-// warp order; every thread reads them all (broadcast reads), which is shorter
-// than a second round of shuffles (LN bwd bf16 16384x2048 on an H200: 3.5%
-// faster; bench/results/h200-2026-11-22.md).
+// Combines the WARPS values a row's warps left in `row` (shared memory),
+// every thread getting the result.  Up to SHARED_READ_WARPS warps, each
+// thread reads them all in warp order (broadcast reads), which is shorter
+// than a second round of shuffles: LN bwd bf16 16384 x 2048-4096 (4 warps
+// per row) ran 2.1-3.3% faster so on an H200.  With 8 and 16 warps per row
+// (LN bwd bf16 12288-20480) the reads ran 1.1-4.1% slower than 5ac1cd9's
+// shuffles, the shuffles -0.8..+1.6% (bench/results/h200-2026-11-22.md,
+// "Fewer instructions per row").
+constexpr int SHARED_READ_WARPS = 4;
+
 template <int WARPS, typename T, typename Combine>
-__device__ __forceinline__ T fv_combine_warp_values(const T *row, Combine combine)
+__device__ __forceinline__ T fv_combine_warp_values(const T *row, T identity, Combine combine)
 {
-    T value = row[0];
+    if constexpr (WARPS <= SHARED_READ_WARPS) {
+        T value = row[0];
 #pragma unroll
-    for (int w = 1; w < WARPS; ++w)
-        value = combine(value, row[w]);
-    return value;
+        for (int w = 1; w < WARPS; ++w)
+            value = combine(value, row[w]);
+        return value;
+    } else {
+        const int lane = threadIdx.x % 32;
+        T value = lane < WARPS ? row[lane] : identity;
+        for (int offset = 16; offset > 0; offset /= 2)
+            value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset));
+        return value;
+    }
 }
 
 // Reduces a value over the BLOCK_X threads of this thread's row of the block
@@ -344,7 +363,7 @@ __device__ __forceinline__ T fv_combine_warp_values(const T *row, Combine combin
 // threads reduce within their warp; longer rows go through `scratch`
 // (BLOCK_Y * 32 entries), so every thread of the block must call this.
 template <int BLOCK_X, typename T, typename Combine>
-__device__ __forceinline__ T fv_row_reduce(T value, T *scratch, Combine combine)
+__device__ __forceinline__ T fv_row_reduce(T value, T identity, T *scratch, Combine combine)
 {
     for (int offset = (BLOCK_X < 32 ? BLOCK_X : 32) / 2; offset > 0; offset /= 2)
         value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset, BLOCK_X < 32 ? BLOCK_X : 32));
@@ -356,7 +375,7 @@ __device__ __forceinline__ T fv_row_reduce(T value, T *scratch, Combine combine)
     if (lane == 0)
         row[warp] = value;
     __syncthreads();
-    return fv_combine_warp_values<BLOCK_X / 32>(row, combine);
+    return fv_combine_warp_values<BLOCK_X / 32>(row, identity, combine);
 }
 
 struct fv_add {
@@ -372,13 +391,13 @@ struct fv_max {
 template <int BLOCK_X, typename T>
 __device__ __forceinline__ T fv_row_sum(T value, T *scratch)
 {
-    return fv_row_reduce<BLOCK_X>(value, scratch, fv_add());
+    return fv_row_reduce<BLOCK_X>(value, T(0), scratch, fv_add());
 }
 
 template <int BLOCK_X, typename T>
 __device__ __forceinline__ T fv_row_max(T value, T *scratch)
 {
-    return fv_row_reduce<BLOCK_X>(value, scratch, fv_max());
+    return fv_row_reduce<BLOCK_X>(value, T(-INFINITY), scratch, fv_max());
 }
 
 // Sums COUNT values at once over the BLOCK_X threads of this thread's row
@@ -403,7 +422,7 @@ __device__ __forceinline__ void fv_row_sum_group(float (&values)[COUNT], float *
     __syncthreads();
 #pragma unroll
     for (int k = 0; k < COUNT; ++k)
-        values[k] = fv_combine_warp_values<BLOCK_X / 32>(row + k * 32, fv_add());
+        values[k] = fv_combine_warp_values<BLOCK_X / 32>(row + k * 32, 0.0f, fv_add());
 }
 
 // The same within one compute group of a warp-specialized kernel: the

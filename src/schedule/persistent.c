@@ -738,8 +738,11 @@ static void placement_text(const buffered_inputs *buffers, const candidate *c, c
              c->slots, ahead);
     const char *where = buffers->count == 0 ? "no row buffers"
                         : c->in_shared == all_buffers(buffers)
-                            ? (c->slots == 1 ? "row buffers in shared memory, 1 row slot"
-                                             : slots_text)
+                            ? (c->slots > 1 ? slots_text
+                               : c->row_floats == c->in_shared
+                                   ? "row buffers in shared memory, 1 row slot (refilled with the "
+                                     "next row once read)"
+                                   : "row buffers in shared memory, 1 row slot")
                         : c->in_shared == 0 ? "row buffers in registers"
                                             : "row buffers split between shared memory and registers";
     char floats[96] = "", rows[40] = "";
@@ -794,6 +797,46 @@ static void hold_forward_row_floats(const buffered_inputs *buffers, const fv_dev
         *c = held;
 }
 
+/* Forward kernels whose row-constant inputs (weight, bias) found no room in
+ * shared memory next to two row slots hold every row buffer as float and
+ * keep one slot, refilled with the next row's copies as soon as it is read
+ * (refilled_slot): the cache then fits, where the registers do at the same
+ * blocks per SM.  LN fwd bf16 / fp16 16384x32768 (64 KiB of row slot and
+ * 128 KiB of cached weight and bias instead of two 64 KiB slots and the
+ * weight and bias read from device memory in every row) ran 16.3 / 11.6%
+ * faster so on an H200 (78.4 -> 91.2% of copy); LN fwd fp32 16384 and RMS
+ * fwd fp32 20480 / 24576 within -0.3..+0.0% (bench/results/
+ * h200-2026-11-22.md, "A refilled row slot").  The register estimate may
+ * reach the launch bounds' whole share here: the row floats replace the
+ * pass temporaries the estimate counts (ptxas: 123 registers for LN fwd
+ * bf16 32768 estimated at 128, 128 for RMS fwd fp32 24576, no spills).
+ * Full 16-byte vectors only: LN bwd 16-bit 2049 x 20481's first kernel
+ * (1-element vectors) spilled 88 bytes so. */
+static void refill_for_cache(const buffered_inputs *buffers, const fv_device *device, int vector,
+                             candidate *c)
+{
+    int per_thread = c->batch * vector;
+    if (c->cached || buffers->cached_count == 0 || c->cluster != 1 || c->slots != 2 ||
+        c->in_shared != all_buffers(buffers) || c->row_floats != 0)
+        return;
+    for (int i = 0; i < buffers->count; i++)  /* full 16-byte vectors only */
+        if ((size_t)vector * buffers->element_bytes[i] != 16)
+            return;
+    candidate held = *c;
+    held.slots = 1;
+    held.cached = true;
+    held.row_floats = all_buffers(buffers);
+    held.registers += buffers->count * per_thread;
+    held.shared_bytes = (int)placement_bytes(buffers, &held);
+    if (held.shared_bytes > shared_budget(device) ||
+        held.registers > MAX_REGISTERS - FLOATS_REGISTER_MARGIN ||
+        held.registers > device->registers_per_block / held.threads)
+        return;
+    occupancy(device, &held);
+    if (held.blocks_per_sm >= c->blocks_per_sm)
+        *c = held;
+}
+
 /* What follows the block-size search, in this order (each takes only what
  * the one before leaves): the multi-wave cap on blocks per SM, the row
  * floats of forward kernels with a `var_mean`, the floats held in spare
@@ -805,6 +848,8 @@ static void finish_candidate(const buffered_inputs *buffers, const fv_device *de
         cap_multiwave_blocks(device, vector, c);
     else
         hold_forward_row_floats(buffers, device, vector, var_mean, c);
+    if (outer_reductions == 0)
+        refill_for_cache(buffers, device, vector, c);
     hold_floats(buffers, device, vector, c);
     if (outer_reductions > 0)
         deepen_prefetch(buffers, device, c);
@@ -1538,10 +1583,22 @@ static bool combine_partials(const fv_schedule_params *params, persistent_kind k
                (int64_t)params->block_y * row_capacity(params) * 4;
 }
 
-/* Row slots per shared buffer (1 when the rows are not prefetched). */
+/* Row slots per shared buffer (1 when the rows are not prefetched, or are
+ * through a refilled slot). */
 static int row_slots(const fv_schedule_params *params)
 {
     return params->extra[EXTRA_SLOTS] > 1 ? params->extra[EXTRA_SLOTS] : 1;
+}
+
+/* True if the kernel's one row slot is refilled as soon as it is read: every
+ * shared buffer is held as float for its row, so after the row's floats are
+ * loaded the slot takes the next row's copies, in flight while this row is
+ * computed (no row statistics in the slot, no clusters). */
+static bool refilled_slot(const fv_schedule_params *params)
+{
+    unsigned in_shared = (unsigned)params->extra[EXTRA_IN_SHARED];
+    return row_slots(params) == 1 && in_shared != 0 && params->extra[EXTRA_CLUSTER] <= 1 &&
+           ((unsigned)params->extra[EXTRA_ROW_FLOATS] & in_shared) == in_shared;
 }
 
 /* True if the kernel's row statistics are copied into shared memory with
@@ -1564,9 +1621,29 @@ static bool stat_in_shared(const persistent_emit *p, int32_t value)
     return false;
 }
 
-/* The copies of row `row` in clusters: the block's slice of each shared
- * buffer's row, and the row statistics. */
-static void emit_cluster_fetch(persistent_emit *p, const char *slot)
+/* True if the row copies take emit_guarded_fetch's form: in clusters; in
+ * kernels whose outer partials live in shared memory for want of registers,
+ * where emit_row_fetch's form spilled (LN bwd 16-bit 16384 x 24576: 32
+ * bytes under NVRTC for sm_90a, so the case fell back to two kernels at 51%
+ * of copy instead of 77%); and with one row slot that is not refilled,
+ * where the row's copies are waited for at once (RMS fwd fp32 16384 x
+ * 32768 ran 6.4% slower with emit_row_fetch's form on an H200); and with
+ * copies of less than 16 bytes (rows of an odd length: LN bwd 16-bit 2049 x
+ * 20481 spilled in both of its persistent forms with emit_row_fetch's). */
+static bool guarded_fetch(const persistent_emit *p)
+{
+    const fv_schedule_params *params = p->params;
+    for (int i = 0; i < p->buffers.count; i++)
+        if ((size_t)params->vector * p->buffers.element_bytes[i] != 16)
+            return true;
+    return clustered(params) || params->extra[EXTRA_SHARED_PARTIALS] != 0 ||
+           (row_slots(params) == 1 && !refilled_slot(params));
+}
+
+/* The copies of row `row` into `slot` with 64-bit addresses, each guarded
+ * by a branch (guarded_fetch); in clusters, the block's slice of each
+ * shared buffer's row. */
+static void emit_guarded_fetch(persistent_emit *p, const char *slot)
 {
     const fv_schedule_params *params = p->params;
     fv_emitter *e = &p->e;
@@ -1576,8 +1653,8 @@ static void emit_cluster_fetch(persistent_emit *p, const char *slot)
         if (!buffer_in_shared(params, i))
             continue;
         int32_t v = p->buffers.values[i];
-        fv_codegen_line(e, "fv_copy_async<%d>(buffer%d_slots + (%s) * %d + offset, in%d + fetch_row * inner + column);",
-                        params->vector, (int)v, slot, slot_elements,
+        fv_codegen_line(e, "fv_copy_async<%d>(buffer%d_slots + (%s) * %d + %s, in%d + fetch_row * inner + column);",
+                        params->vector, (int)v, slot, slot_elements, buffer_index(params),
                         fv_codegen_input_position(p->view->fusion, v));
     }
     close_batch_loop(e);
@@ -1641,8 +1718,8 @@ static void emit_fetch(persistent_emit *p, const char *row, const char *slot)
     fv_codegen_line(e, "{");
     e->indent += 4;
     fv_codegen_line(e, "const long long fetch_row = %s;", row);
-    if (clustered(p->params))
-        emit_cluster_fetch(p, slot);
+    if (guarded_fetch(p))
+        emit_guarded_fetch(p, slot);
     else
         emit_row_fetch(p, slot);
     e->indent -= 4;
@@ -1796,7 +1873,14 @@ static fv_status emit_before_rows(persistent_emit *p)
         snprintf(source, sizeof source, "stat%d[0]", (int)v);
         FV_TRY(set_stat_line(p, v, source));
     }
-    if (any_shared && slots >= 2) {
+    if (any_shared && refilled_slot(params)) {
+        fv_codegen_line(e, "// The first row's copies; each row, once read from the slot, "
+                           "issues the next one's.");
+        char first_row[128];
+        snprintf(first_row, sizeof first_row, "(long long)%s * %d + threadIdx.y",
+                 row_group(params), params->block_y);
+        emit_fetch(p, first_row, "0");
+    } else if (any_shared && slots >= 2) {
         if (slots == 2)
             fv_codegen_line(e, "// The first row's copies; each row then issues the next one's.");
         else
@@ -1890,7 +1974,7 @@ static void emit_row_start(persistent_emit *p)
         fv_codegen_line(e, "// The copies of the row %d ahead, into the last row's slot.",
                         slots - 1);
         emit_fetch(p, ahead_row, free_slot);
-    } else {
+    } else if (!refilled_slot(params)) {
         emit_fetch(p, "row", "0");
     }
     if (stats_in_shared(p))  /* before the row prologue reads them */
@@ -1937,6 +2021,13 @@ static void emit_load_row(persistent_emit *p)
                             (int)v, buffer_index(params), (int)v);
     }
     close_batch_loop(e);
+    if (refilled_slot(params)) {
+        /* Each thread copies into the entries it has just read, so only the
+         * compiler's order matters: the reads stay before the copies. */
+        fv_codegen_line(e, "// The slot is read: the next row's copies, in flight while this row is computed.");
+        fv_codegen_line(e, "fv_compiler_fence();");
+        emit_fetch(p, "row + row_stride", "0");
+    }
 }
 
 /* Lines reading register buffers (set before any section uses them). */
