@@ -374,6 +374,17 @@ static bool stats_with_rows(unsigned in_shared, int cluster, unsigned partials_i
     return in_shared != 0 && cluster <= 1 && partials_in_shared == 0;
 }
 
+/* True if a kernel's one row slot is refilled with the next row's copies as
+ * soon as it is read: every shared buffer is held as float for its row, no
+ * clusters, and no row statistics in the slot (the copies would overwrite
+ * them before the row reads them). */
+static bool slot_refilled(int slots, unsigned in_shared, unsigned row_floats, int cluster,
+                          bool stats_in_slot)
+{
+    return slots == 1 && in_shared != 0 && (row_floats & in_shared) == in_shared &&
+           cluster <= 1 && !stats_in_slot;
+}
+
 typedef struct candidate {
     int threads, block_x, block_y, batch;
     int cluster;               /* blocks sharing each row (a slice each), 1: none */
@@ -739,7 +750,10 @@ static void placement_text(const buffered_inputs *buffers, const candidate *c, c
     const char *where = buffers->count == 0 ? "no row buffers"
                         : c->in_shared == all_buffers(buffers)
                             ? (c->slots > 1 ? slots_text
-                               : c->row_floats == c->in_shared
+                               : slot_refilled(c->slots, c->in_shared, c->row_floats, c->cluster,
+                                               buffers->stat_count > 0 &&
+                                                   stats_with_rows(c->in_shared, c->cluster,
+                                                                   c->partials_in_shared))
                                    ? "row buffers in shared memory, 1 row slot (refilled with the "
                                      "next row once read)"
                                    : "row buffers in shared memory, 1 row slot")
@@ -1590,17 +1604,6 @@ static int row_slots(const fv_schedule_params *params)
     return params->extra[EXTRA_SLOTS] > 1 ? params->extra[EXTRA_SLOTS] : 1;
 }
 
-/* True if the kernel's one row slot is refilled as soon as it is read: every
- * shared buffer is held as float for its row, so after the row's floats are
- * loaded the slot takes the next row's copies, in flight while this row is
- * computed (no row statistics in the slot, no clusters). */
-static bool refilled_slot(const fv_schedule_params *params)
-{
-    unsigned in_shared = (unsigned)params->extra[EXTRA_IN_SHARED];
-    return row_slots(params) == 1 && in_shared != 0 && params->extra[EXTRA_CLUSTER] <= 1 &&
-           ((unsigned)params->extra[EXTRA_ROW_FLOATS] & in_shared) == in_shared;
-}
-
 /* True if the kernel's row statistics are copied into shared memory with
  * their row (stats_with_rows). */
 static bool stats_in_shared(const persistent_emit *p)
@@ -1621,6 +1624,17 @@ static bool stat_in_shared(const persistent_emit *p, int32_t value)
     return false;
 }
 
+/* True if the kernel's one row slot is refilled as soon as it is read
+ * (slot_refilled): after the row's floats are loaded the slot takes the next
+ * row's copies, in flight while this row is computed. */
+static bool refilled_slot(const persistent_emit *p)
+{
+    const fv_schedule_params *params = p->params;
+    return slot_refilled(row_slots(params), (unsigned)params->extra[EXTRA_IN_SHARED],
+                         (unsigned)params->extra[EXTRA_ROW_FLOATS], cluster_blocks(params),
+                         stats_in_shared(p));
+}
+
 /* True if the row copies take emit_guarded_fetch's form: in clusters; in
  * kernels whose outer partials live in shared memory for want of registers,
  * where emit_row_fetch's form spilled (LN bwd 16-bit 16384 x 24576: 32
@@ -1637,7 +1651,7 @@ static bool guarded_fetch(const persistent_emit *p)
         if ((size_t)params->vector * p->buffers.element_bytes[i] != 16)
             return true;
     return clustered(params) || params->extra[EXTRA_SHARED_PARTIALS] != 0 ||
-           (row_slots(params) == 1 && !refilled_slot(params));
+           (row_slots(params) == 1 && !refilled_slot(p));
 }
 
 /* The copies of row `row` into `slot` with 64-bit addresses, each guarded
@@ -1873,7 +1887,7 @@ static fv_status emit_before_rows(persistent_emit *p)
         snprintf(source, sizeof source, "stat%d[0]", (int)v);
         FV_TRY(set_stat_line(p, v, source));
     }
-    if (any_shared && refilled_slot(params)) {
+    if (any_shared && refilled_slot(p)) {
         fv_codegen_line(e, "// The first row's copies; each row, once read from the slot, "
                            "issues the next one's.");
         char first_row[128];
@@ -1974,7 +1988,7 @@ static void emit_row_start(persistent_emit *p)
         fv_codegen_line(e, "// The copies of the row %d ahead, into the last row's slot.",
                         slots - 1);
         emit_fetch(p, ahead_row, free_slot);
-    } else if (!refilled_slot(params)) {
+    } else if (!refilled_slot(p)) {
         emit_fetch(p, "row", "0");
     }
     if (stats_in_shared(p))  /* before the row prologue reads them */
@@ -2021,7 +2035,7 @@ static void emit_load_row(persistent_emit *p)
                             (int)v, buffer_index(params), (int)v);
     }
     close_batch_loop(e);
-    if (refilled_slot(params)) {
+    if (refilled_slot(p)) {
         /* Each thread copies into the entries it has just read, so only the
          * compiler's order matters: the reads stay before the copies. */
         fv_codegen_line(e, "// The slot is read: the next row's copies, in flight while this row is computed.");
