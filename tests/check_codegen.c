@@ -333,7 +333,10 @@ START_TEST(row_copies_take_their_form)
     const char *code = kernel_code(source);
     assert_lines_in_order(code, refilled);
     ck_assert_ptr_null(strstr(code, "const long long fetch_row = row;"));
-    ck_assert_ptr_nonnull(strstr(code, "cached"));
+    /* the weight and bias cached after the 64 KiB slot, read from there */
+    ck_assert_ptr_nonnull(strstr(code, "cached1 = reinterpret_cast<__nv_bfloat16 *>(row_buffers + 65536);"));
+    ck_assert_ptr_nonnull(strstr(code, "fv_copy_async<8>(cached2 + column, in2 + column);"));
+    ck_assert_ptr_nonnull(strstr(code, "fv_load<8>(cached1 + column, v1);"));
     free(source);
 
     source = generate_one(multiwave_families, NORM_RMS_FORWARD, FV_F32, 16384, 32768,
