@@ -311,7 +311,9 @@ static void assert_lines_in_order(const char *code, const char *const *lines)
 /* The forms of the row copies: with a refilled slot, the first row's copies
  * before the loop and each row's next copies right after its floats are
  * read, behind a compiler fence; with one slot that is not refilled, the
- * guarded 64-bit form, issued for the row itself and waited for at once. */
+ * guarded 64-bit form, issued for the row itself and waited for at once;
+ * the guarded form also with partials in shared memory and 1-element
+ * vectors. */
 START_TEST(row_copies_take_their_form)
 {
     char *source = generate_one(multiwave_families, NORM_LAYER_FORWARD, FV_BF16, 16384, 32768,
@@ -352,6 +354,27 @@ START_TEST(row_copies_take_their_form)
     assert_lines_in_order(code, guarded);
     ck_assert_ptr_null(strstr(code, "fv_compiler_fence();"));
     free(source);
+
+    /* the guarded form also with the outer partials in shared memory (the
+     * predicated one spilled there) and with 1-element vectors */
+    static const struct {
+        norm_kind kind;
+        int64_t hidden;
+        const char *family, *copy;
+    } guarded_too[] = {
+        {NORM_LAYER_BACKWARD, 24576, "inner_outer_persistent",
+         "fv_copy_async<8>(buffer0_slots + (0) * 24576 + column, in0 + fetch_row * inner + column);"},
+        {NORM_LAYER_FORWARD, 4095, "inner_persistent",
+         "fv_copy_async<1>(buffer0_slots + (0) * 4096 + column, in0 + fetch_row * inner + column);"},
+    };
+    for (size_t i = 0; i < sizeof guarded_too / sizeof guarded_too[0]; i++) {
+        source = generate_one(multiwave_families, guarded_too[i].kind, FV_BF16, 16384,
+                              guarded_too[i].hidden, guarded_too[i].family);
+        code = kernel_code(source);
+        ck_assert_msg(strstr(code, guarded_too[i].copy) != NULL, "missing: %s", guarded_too[i].copy);
+        ck_assert_ptr_null(strstr(code, "fv_copy_async_if<"));
+        free(source);
+    }
 }
 END_TEST
 
