@@ -273,23 +273,32 @@ __device__ __forceinline__ T fv_maximum(T a, T b) { return (a != a || b != b) ? 
 template <typename T>
 __device__ __forceinline__ T fv_minimum(T a, T b) { return (a != a || b != b) ? a + b : (a <= b ? a : b); }
 
-// Sums (or maxes) a value over the `width` lanes of each aligned group of a
-// warp (width a power of two <= 32); every lane of the group gets the result.
-template <typename T>
-__device__ __forceinline__ T fv_warp_sum(T value, int width)
+struct fv_add {
+    template <typename T>
+    __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};
+
+struct fv_max {
+    template <typename T>
+    __device__ __forceinline__ T operator()(T a, T b) const { return fv_maximum(a, b); }
+};
+
+// Combines a value over the `width` lanes of each aligned group of a warp
+// (width a power of two <= 32) by butterfly shuffles; every lane of the
+// group gets the result.
+template <typename T, typename Combine>
+__device__ __forceinline__ T fv_warp_reduce(T value, int width, Combine combine)
 {
     for (int offset = width / 2; offset > 0; offset /= 2)
-        value += __shfl_xor_sync(0xffffffffu, value, offset, width);
+        value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset, width));
     return value;
 }
 
 template <typename T>
-__device__ __forceinline__ T fv_warp_max(T value, int width)
-{
-    for (int offset = width / 2; offset > 0; offset /= 2)
-        value = fv_maximum(value, __shfl_xor_sync(0xffffffffu, value, offset, width));
-    return value;
-}
+__device__ __forceinline__ T fv_warp_sum(T value, int width) { return fv_warp_reduce(value, width, fv_add()); }
+
+template <typename T>
+__device__ __forceinline__ T fv_warp_max(T value, int width) { return fv_warp_reduce(value, width, fv_max()); }
 
 // Welford state: count, mean and sum of squared deviations.
 struct fv_welford {
@@ -351,10 +360,7 @@ __device__ __forceinline__ T fv_combine_warp_values(const T *row, T identity, Co
         return value;
     } else {
         const int lane = threadIdx.x % 32;
-        T value = lane < WARPS ? row[lane] : identity;
-        for (int offset = 16; offset > 0; offset /= 2)
-            value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset));
-        return value;
+        return fv_warp_reduce(lane < WARPS ? row[lane] : identity, 32, combine);
     }
 }
 
@@ -365,8 +371,7 @@ __device__ __forceinline__ T fv_combine_warp_values(const T *row, T identity, Co
 template <int BLOCK_X, typename T, typename Combine>
 __device__ __forceinline__ T fv_row_reduce(T value, T identity, T *scratch, Combine combine)
 {
-    for (int offset = (BLOCK_X < 32 ? BLOCK_X : 32) / 2; offset > 0; offset /= 2)
-        value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset, BLOCK_X < 32 ? BLOCK_X : 32));
+    value = fv_warp_reduce(value, BLOCK_X < 32 ? BLOCK_X : 32, combine);
     if (BLOCK_X <= 32)
         return value;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -377,16 +382,6 @@ __device__ __forceinline__ T fv_row_reduce(T value, T identity, T *scratch, Comb
     __syncthreads();
     return fv_combine_warp_values<BLOCK_X / 32>(row, identity, combine);
 }
-
-struct fv_add {
-    template <typename T>
-    __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
-};
-
-struct fv_max {
-    template <typename T>
-    __device__ __forceinline__ T operator()(T a, T b) const { return fv_maximum(a, b); }
-};
 
 template <int BLOCK_X, typename T>
 __device__ __forceinline__ T fv_row_sum(T value, T *scratch)

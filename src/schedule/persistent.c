@@ -358,8 +358,9 @@ static int blocks_by_shared(const fv_device *device, int64_t dynamic_bytes)
     return (int)(device->shared_per_sm / (dynamic_bytes + SCRATCH_BYTES + 1024));
 }
 
-/* True if the row statistics travel with their row (copied into shared
- * memory in the row's commit group): some row buffer is in shared memory
+/* True if the row statistics (`stat_count` of them) travel with their row
+ * (copied into shared memory in the row's commit group): there are some,
+ * some row buffer is in shared memory
  * (`in_shared`, a bit per buffer), rows are not split over clusters of
  * `cluster` blocks and no outer partials are in shared memory
  * (`partials_in_shared`); else they are loaded one row ahead into
@@ -369,9 +370,10 @@ static int blocks_by_shared(const fv_device *device, int64_t dynamic_bytes)
  * 16384 x 24576 down to the 196 KiB shared-memory carveout, whose larger
  * L1 keeps more of the weight, read from device memory in every pass:
  * +4.7% (bf16) and +5.2% (fp16) on an H200 (L1 hit rate 0.9% -> 19.8%). */
-static bool stats_with_rows(unsigned in_shared, int cluster, unsigned partials_in_shared)
+static bool stats_with_rows(int stat_count, unsigned in_shared, int cluster,
+                            unsigned partials_in_shared)
 {
-    return in_shared != 0 && cluster <= 1 && partials_in_shared == 0;
+    return stat_count > 0 && in_shared != 0 && cluster <= 1 && partials_in_shared == 0;
 }
 
 /* True if a kernel's one row slot is refilled with the next row's copies as
@@ -383,6 +385,16 @@ static bool slot_refilled(int slots, unsigned in_shared, unsigned row_floats, in
 {
     return slots == 1 && in_shared != 0 && (row_floats & in_shared) == in_shared &&
            cluster <= 1 && !stats_in_slot;
+}
+
+/* True if every row buffer moves in full 16-byte vectors of `vector`
+ * elements (not so for rows of an odd length, on 1-element vectors). */
+static bool full_vectors(const buffered_inputs *buffers, int vector)
+{
+    for (int i = 0; i < buffers->count; i++)
+        if ((size_t)vector * buffers->element_bytes[i] != 16)
+            return false;
+    return true;
 }
 
 typedef struct candidate {
@@ -415,11 +427,18 @@ static int64_t row_constant_bytes(const buffered_inputs *buffers, const candidat
     return bytes;
 }
 
-/* Registers a thread of a `threads`-thread block may use under its
- * launch bounds (64K / threads), less a margin of 8. */
+/* Registers a thread of a `threads`-thread block may use under its launch
+ * bounds: 64K / threads. */
+static int launch_bounds_share(const fv_device *device, int threads)
+{
+    return device->registers_per_block / threads;
+}
+
+/* The launch bounds' share less a margin of 8, against the error of the
+ * register estimate. */
 static int launch_bounds_registers(const fv_device *device, int threads)
 {
-    return device->registers_per_block / threads - 8;
+    return launch_bounds_share(device, threads) - 8;
 }
 
 /* Shared memory of a candidate's placement: the slots of the buffers in
@@ -435,7 +454,7 @@ static int64_t placement_bytes(const buffered_inputs *buffers, const candidate *
                                  (int64_t)buffers->element_bytes[i]) * c->slots;
     if (c->cached)
         bytes += row_constant_bytes(buffers, c);
-    if (stats_with_rows(c->in_shared, c->cluster, c->partials_in_shared))
+    if (stats_with_rows(buffers->stat_count, c->in_shared, c->cluster, c->partials_in_shared))
         bytes += round_up_16((int64_t)c->threads * (int64_t)buffers->stat_bytes) * c->slots;
     bytes += __builtin_popcount(c->partials_in_shared) * (int64_t)round_up_16((int64_t)c->row_capacity * 4);
     return bytes;
@@ -747,16 +766,14 @@ static void placement_text(const buffered_inputs *buffers, const candidate *c, c
     snprintf(slots_text, sizeof slots_text,
              "row buffers in shared memory, %d row slots (next %s copied during this one)",
              c->slots, ahead);
+    bool stats_in_slot = stats_with_rows(buffers->stat_count, c->in_shared, c->cluster,
+                                         c->partials_in_shared);
+    const char *one_slot =
+        slot_refilled(c->slots, c->in_shared, c->row_floats, c->cluster, stats_in_slot)
+            ? "row buffers in shared memory, 1 row slot (refilled with the next row once read)"
+            : "row buffers in shared memory, 1 row slot";
     const char *where = buffers->count == 0 ? "no row buffers"
-                        : c->in_shared == all_buffers(buffers)
-                            ? (c->slots > 1 ? slots_text
-                               : slot_refilled(c->slots, c->in_shared, c->row_floats, c->cluster,
-                                               buffers->stat_count > 0 &&
-                                                   stats_with_rows(c->in_shared, c->cluster,
-                                                                   c->partials_in_shared))
-                                   ? "row buffers in shared memory, 1 row slot (refilled with the "
-                                     "next row once read)"
-                                   : "row buffers in shared memory, 1 row slot")
+                        : c->in_shared == all_buffers(buffers) ? (c->slots > 1 ? slots_text : one_slot)
                         : c->in_shared == 0 ? "row buffers in registers"
                                             : "row buffers split between shared memory and registers";
     char floats[96] = "", rows[40] = "";
@@ -778,6 +795,16 @@ static void placement_text(const buffered_inputs *buffers, const candidate *c, c
              c->cached ? ", row-constant inputs cached in shared memory" : "", floats, partials);
 }
 
+/* `c` with every row buffer held as float in registers for its row (each
+ * buffer's elements per thread added to the estimate). */
+static candidate with_row_floats(const buffered_inputs *buffers, int vector, const candidate *c)
+{
+    candidate held = *c;
+    held.row_floats = all_buffers(buffers);
+    held.registers += buffers->count * c->batch * vector;
+    return held;
+}
+
 /* Forward kernels (no outer reductions) with a var_mean (layer norm's
  * statistics: each row read three times, twice for the var_mean and once
  * for the epilogue) hold their 16-bit row buffers as float in registers at
@@ -793,16 +820,14 @@ static void placement_text(const buffered_inputs *buffers, const candidate *c, c
 static void hold_forward_row_floats(const buffered_inputs *buffers, const fv_device *device,
                                     int vector, bool var_mean, candidate *c)
 {
-    int per_thread = c->batch * vector;
     if (!var_mean || c->cluster != 1 || buffers->count == 0 ||
-        c->in_shared != all_buffers(buffers) || per_thread > FORWARD_FLOAT_ELEMENTS)
+        c->in_shared != all_buffers(buffers) || c->batch * vector > FORWARD_FLOAT_ELEMENTS ||
+        !full_vectors(buffers, vector))
         return;
     for (int i = 0; i < buffers->count; i++)
-        if (buffers->element_bytes[i] != 2 || (size_t)vector * buffers->element_bytes[i] != 16)
+        if (buffers->element_bytes[i] != 2)
             return;
-    candidate held = *c;
-    held.row_floats = all_buffers(buffers);
-    held.registers += buffers->count * per_thread;
+    candidate held = with_row_floats(buffers, vector, c);
     if (held.registers > MAX_REGISTERS - FLOATS_REGISTER_MARGIN ||
         held.registers > launch_bounds_registers(device, held.threads))
         return;
@@ -829,22 +854,17 @@ static void hold_forward_row_floats(const buffered_inputs *buffers, const fv_dev
 static void refill_for_cache(const buffered_inputs *buffers, const fv_device *device, int vector,
                              candidate *c)
 {
-    int per_thread = c->batch * vector;
     if (c->cached || buffers->cached_count == 0 || c->cluster != 1 || c->slots != 2 ||
-        c->in_shared != all_buffers(buffers) || c->row_floats != 0)
+        c->in_shared != all_buffers(buffers) || c->row_floats != 0 ||
+        !full_vectors(buffers, vector))
         return;
-    for (int i = 0; i < buffers->count; i++)  /* full 16-byte vectors only */
-        if ((size_t)vector * buffers->element_bytes[i] != 16)
-            return;
-    candidate held = *c;
+    candidate held = with_row_floats(buffers, vector, c);
     held.slots = 1;
     held.cached = true;
-    held.row_floats = all_buffers(buffers);
-    held.registers += buffers->count * per_thread;
     held.shared_bytes = (int)placement_bytes(buffers, &held);
     if (held.shared_bytes > shared_budget(device) ||
         held.registers > MAX_REGISTERS - FLOATS_REGISTER_MARGIN ||
-        held.registers > device->registers_per_block / held.threads)
+        held.registers > launch_bounds_share(device, held.threads))
         return;
     occupancy(device, &held);
     if (held.blocks_per_sm >= c->blocks_per_sm)
@@ -852,18 +872,19 @@ static void refill_for_cache(const buffered_inputs *buffers, const fv_device *de
 }
 
 /* What follows the block-size search, in this order (each takes only what
- * the one before leaves): the multi-wave cap on blocks per SM, the row
- * floats of forward kernels with a `var_mean`, the floats held in spare
- * registers, the deeper prefetch. */
+ * the one before leaves): the multi-wave cap on blocks per SM, or, in
+ * forward kernels, the row floats of those with a `var_mean` and the
+ * refilled slot that makes room for the cache; the floats held in spare
+ * registers; the deeper prefetch. */
 static void finish_candidate(const buffered_inputs *buffers, const fv_device *device,
                              int outer_reductions, int vector, bool var_mean, candidate *c)
 {
-    if (outer_reductions > 0)
+    if (outer_reductions > 0) {
         cap_multiwave_blocks(device, vector, c);
-    else
+    } else {
         hold_forward_row_floats(buffers, device, vector, var_mean, c);
-    if (outer_reductions == 0)
         refill_for_cache(buffers, device, vector, c);
+    }
     hold_floats(buffers, device, vector, c);
     if (outer_reductions > 0)
         deepen_prefetch(buffers, device, c);
@@ -1608,8 +1629,8 @@ static int row_slots(const fv_schedule_params *params)
  * their row (stats_with_rows). */
 static bool stats_in_shared(const persistent_emit *p)
 {
-    return p->buffers.stat_count > 0 &&
-           stats_with_rows((unsigned)p->params->extra[EXTRA_IN_SHARED], cluster_blocks(p->params),
+    return stats_with_rows(p->buffers.stat_count, (unsigned)p->params->extra[EXTRA_IN_SHARED],
+                           cluster_blocks(p->params),
                            (unsigned)p->params->extra[EXTRA_SHARED_PARTIALS]);
 }
 
@@ -1647,10 +1668,7 @@ static bool refilled_slot(const persistent_emit *p)
 static bool guarded_fetch(const persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
-    for (int i = 0; i < p->buffers.count; i++)
-        if ((size_t)params->vector * p->buffers.element_bytes[i] != 16)
-            return true;
-    return clustered(params) || params->extra[EXTRA_SHARED_PARTIALS] != 0 ||
+    return !full_vectors(&p->buffers, params->vector) || clustered(params) || params->extra[EXTRA_SHARED_PARTIALS] != 0 ||
            (row_slots(params) == 1 && !refilled_slot(p));
 }
 
@@ -1887,20 +1905,19 @@ static fv_status emit_before_rows(persistent_emit *p)
         snprintf(source, sizeof source, "stat%d[0]", (int)v);
         FV_TRY(set_stat_line(p, v, source));
     }
-    if (any_shared && refilled_slot(p)) {
-        fv_codegen_line(e, "// The first row's copies; each row, once read from the slot, "
-                           "issues the next one's.");
-        char first_row[128];
-        snprintf(first_row, sizeof first_row, "(long long)%s * %d + threadIdx.y",
-                 row_group(params), params->block_y);
-        emit_fetch(p, first_row, "0");
-    } else if (any_shared && slots >= 2) {
-        if (slots == 2)
+    /* The rows copied before the loop: one with a refilled slot, else
+     * (slots - 1). */
+    int first_rows = refilled_slot(p) ? 1 : slots - 1;
+    if (any_shared && first_rows >= 1) {
+        if (refilled_slot(p))
+            fv_codegen_line(e, "// The first row's copies; each row, once read from the slot, "
+                               "issues the next one's.");
+        else if (first_rows == 1)
             fv_codegen_line(e, "// The first row's copies; each row then issues the next one's.");
         else
             fv_codegen_line(e, "// The first %d rows' copies; each row then issues those of the "
-                            "row %d ahead.", slots - 1, slots - 1);
-        for (int ahead = 0; ahead < slots - 1; ahead++) {
+                            "row %d ahead.", first_rows, first_rows);
+        for (int ahead = 0; ahead < first_rows; ahead++) {
             char first_row[128], slot[16], later[32] = "";
             if (ahead > 0)
                 snprintf(later, sizeof later, " + %d * row_stride", ahead);
