@@ -401,6 +401,57 @@ START_TEST(warp_specialized_kernel_structure)
 }
 END_TEST
 
+/* regs_cached: where the step's rows fit as float beside the partials and
+ * the weight (LN bwd bf16 2048, 4 rows per step), the compute group reads
+ * them from the stage into registers and releases the stage before its
+ * reductions; where they do not (RMS bwd bf16 4096, 2 rows of 32 elements
+ * per thread), the rows are read from the stage and it is released after
+ * them. */
+START_TEST(warp_specialized_stage_in_registers)
+{
+    static const fv_scheduler *const ws_families[] = {
+        &fv_sched_inner_outer_ws, &fv_sched_inner_persistent, &fv_sched_pointwise,
+        &fv_sched_inner_reduction, &fv_sched_outer_reduction, NULL,
+    };
+    char *source = generate_one(ws_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 2048,
+                                "inner_outer_ws");
+    static const char *const cached[] = {
+        "fv_barrier_wait(&full_barriers[stage], (unsigned)(step / 2) & 1u);",
+        "float row_floats0[4][2][8];  // v0: the step's rows, read once from the stage",
+        "float row_floats1[4][2][8];  // v1: the step's rows, read once from the stage",
+        "const bool row_active = first_row + u < outer;",
+        "fv_load<8>(buffer0_slots + (long long)slot_row * 2048 + column, row_floats0[u][b]);",
+        "fv_load<8>(buffer1_slots + (long long)slot_row * 2048 + column, row_floats1[u][b]);",
+        "fv_barrier_arrive(&empty_barriers[stage]);  // the rows are in registers: refill the stage",
+        "#pragma unroll",
+        "for (int u = 0; u < 4; ++u) {",
+        "const float (&v0)[8] = row_floats0[u][b];",
+        "fv_group_sum<128, 2>(sums1, reduction_scratch, 1 + group);",
+        "// the stage was released once its rows were read",
+        NULL,
+    };
+    const char *code = kernel_code(source);
+    assert_lines_in_order(code, cached);
+    ck_assert_ptr_null(strstr(code, "this group is done with the stage"));
+    ck_assert_ptr_null(strstr(code, "fv_load<8>(buffer0 + column"));
+    free(source);
+
+    source = generate_one(ws_families, NORM_RMS_BACKWARD, FV_BF16, 16384, 4096, "inner_outer_ws");
+    static const char *const released_after[] = {
+        "fv_barrier_wait(&full_barriers[stage]",
+        "for (int u = 0; u < 2; ++u) {",
+        "fv_load<8>(buffer0 + column, v0);",
+        "fv_group_sum<128, 1>(sums1, reduction_scratch, 1 + group);",
+        "fv_barrier_arrive(&empty_barriers[stage]);  // this group is done with the stage",
+        NULL,
+    };
+    code = kernel_code(source);
+    assert_lines_in_order(code, released_after);
+    ck_assert_ptr_null(strstr(code, "row_floats"));
+    free(source);
+}
+END_TEST
+
 /* The TMA inner persistent kernel (seed 003): the same producer and
  * compute groups, but no partials, no grid sync and no second stage. */
 START_TEST(tma_inner_persistent_kernel_structure)
@@ -450,6 +501,7 @@ static Suite *codegen_suite(void)
     tcase_add_test(tcase, norm_backward_is_one_persistent_kernel);
     tcase_add_test(tcase, row_copies_take_their_form);
     tcase_add_test(tcase, warp_specialized_kernel_structure);
+    tcase_add_test(tcase, warp_specialized_stage_in_registers);
     tcase_add_test(tcase, tma_inner_persistent_kernel_structure);
     tcase_add_test(tcase, skeleton_filling);
     suite_add_tcase(suite, tcase);

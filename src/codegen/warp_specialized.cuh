@@ -7,7 +7,8 @@
 // into a circular buffer of @STAGES@ stages (1-D bulk copies completing on a
 // full barrier per stage).  Each compute group takes @UNROLL@ rows per step
 // from the stages of its own (stage % @GROUPS@), computes them as the
-// multi-wave kernel does, releases the stage on its empty barrier and, for
+// multi-wave kernel does, releases the stage on its empty barrier (at once
+// when the step's rows are first read into registers: LOAD_STEP) and, for
 // the inner-outer family, adds the outer reductions' terms to float partials
 // in registers; AFTER_ROWS is then that family's second stage
 // (inner_outer_stage_two.cuh, shared with the multi-wave kernel), empty for
@@ -73,6 +74,7 @@ extern "C" __global__ void __launch_bounds__(@THREADS@, 1) @KERNEL_NAME@(
                 break;
             const int stage = (int)(step % @SLOTS@) * @GROUPS@ + group;
             fv_barrier_wait(&full_barriers[stage], (unsigned)(step / @SLOTS@) & 1u);
+            @LOAD_STEP@
             for (int u = 0; u < @UNROLL@; ++u) {
                 const long long row = first_row + u;
                 const bool row_active = row < outer;
@@ -85,7 +87,7 @@ extern "C" __global__ void __launch_bounds__(@THREADS@, 1) @KERNEL_NAME@(
                     @EPILOGUE@
                 }
             }
-            fv_barrier_arrive(&empty_barriers[stage]);  // this group is done with the stage
+            @STAGE_RELEASE@
         }
         fv_release_registers<@START_REGISTERS@>();  // back to the launch share for stage 2
     }

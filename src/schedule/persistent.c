@@ -263,7 +263,9 @@ enum {
                              a row per block */
     EXTRA_ROW_FLOATS,     /* bit i: buffered input i, in shared memory, is also held as float
                              in registers for its row (read from its slot once, after the
-                             copies land, instead of once per pass) */
+                             copies land, instead of once per pass); warp-specialized: every
+                             buffered input when the heuristic caches the stage's rows in
+                             registers (regs_cached: the stage is released once they are read) */
     EXTRA_WEIGHT_FLOATS,  /* bit i: row-constant input i is held as float in registers for the
                              whole kernel (loaded once per thread, warp-specialized: per compute
                              thread; no shared cache) */
@@ -1162,6 +1164,8 @@ enum {
     WS_PRODUCER_REGISTERS = 56,  /* the producer only issues copies; at 40 (nvFuser's
                                     figure) our producer loop spills 8 bytes */
     WS_MAX_COMPUTE_REGISTERS = 240,
+    WS_ROW_FLOATS_MARGIN = 48,  /* registers a compute thread keeps beside the floats it holds
+                                   (row temporaries, addresses, loop state) */
 };
 
 /* Register sharing in the emitted kernel (block bdimx x (groups + 1)).
@@ -1183,6 +1187,22 @@ static void ws_register_split(const fv_device *device, int bdimx, int groups, in
     int raised = (*start + freed / (bdimx * groups)) / 8 * 8;
     *producer = WS_PRODUCER_REGISTERS;
     *compute = raised > WS_MAX_COMPUTE_REGISTERS ? WS_MAX_COMPUTE_REGISTERS : raised;
+}
+
+/* True if a compute thread can hold its columns of the step's rows as float
+ * (regs_cached) beside the partials and the weight floats, within
+ * `registers` less WS_ROW_FLOATS_MARGIN.  The heuristic counts the rows in
+ * their own type (nvFuser's registers hold them so); ours hold floats, twice
+ * as many registers for 16-bit rows: RMS bwd 16-bit 16384 x 4096 (2 rows
+ * per step, 192 floats against 224 registers) spilled 24 bytes on sm_90a
+ * with them, LN bwd 16-bit 16384 x 2048 (4 rows per step, 176 floats) did
+ * not. */
+static bool ws_row_floats_fit(const buffered_inputs *buffers, const fv_sched_ws_params *ws,
+                              int per_thread, int outer_reductions, int registers)
+{
+    int floats = (buffers->count * ws->unroll + outer_reductions +
+                  (ws->gmem_to_regs ? buffers->cached_count : 0)) * per_thread;
+    return floats + WS_ROW_FLOATS_MARGIN <= registers;
 }
 
 /* The heuristic's view of a segment and case (bytes per row of each kind of
@@ -1315,6 +1335,11 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
     int start_registers, producer_registers, compute_registers;
     ws_register_split(device, ws.bdimx, groups, ws.registers_needed, &start_registers,
                       &producer_registers, &compute_registers);
+    int outer_reductions = (int)(problem.partial_bytes / (problem.inner * 4));
+    bool rows_in_registers =
+        ws.regs_cached && ws_row_floats_fit(&buffers, &ws, batch * problem.vector, outer_reductions,
+                                            compute_registers > 0 ? compute_registers : start_registers);
+    params->extra[EXTRA_ROW_FLOATS] = rows_in_registers ? (int)all_buffers(&buffers) : 0;
     params->extra[EXTRA_WS_PRODUCER_REGISTERS] = producer_registers;
     params->extra[EXTRA_WS_COMPUTE_REGISTERS] = compute_registers;
     params->extra[EXTRA_WS_START_REGISTERS] = compute_registers > 0 ? start_registers : 0;
@@ -1329,10 +1354,14 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
     set_stage_two(params, problem.inner, grid, threads);
     snprintf(params->description, sizeof params->description,
              "warp-specialized inner-outer persistent (TMA): %d compute group%s of %d threads "
-             "and a producer group of as many threads, %d rows per step, %d stages of 1-D bulk copies, batch %d "
+             "and a producer group of as many threads, %d rows per step, %d stages of 1-D bulk copies%s, batch %d "
              "of %d-element vectors, weight in %s, one block per SM (%d blocks), %s; heuristic "
              "pass %c, %d registers needed of %d per compute thread%s%s%s",
-             groups, groups > 1 ? "s" : "", ws.bdimx, ws.unroll, stages, batch, problem.vector,
+             groups, groups > 1 ? "s" : "", ws.bdimx, ws.unroll, stages,
+             rows_in_registers ? " (a step's rows read into registers as float, then the stage released)"
+             : ws.regs_cached ? " (no room to hold a step's rows as float: the stage is released after them)"
+                              : "",
+             batch, problem.vector,
              ws.gmem_to_regs ? "registers" : "shared memory", grid, registers, ws.pass,
              ws.registers_needed, ws.compute_registers,
              ws.register_sharing ? " with register sharing" : "",
@@ -1499,6 +1528,7 @@ typedef struct persistent_emit {
     int scratch_per_row;        /* floats of reduction scratch per row of the block */
     fv_text cluster_setup;      /* multi-wave in clusters: the block's place in its cluster */
     char next_slot[80];         /* the statement that moves `slot` on after each row */
+    char stage_release[96];     /* warp-specialized: the statement after a step's rows */
     char stage_scratch[160];    /* the declaration of stage 2's shared scratch */
 } persistent_emit;
 
@@ -2096,9 +2126,13 @@ static fv_status emit_ws_before_rows(persistent_emit *p)
         fv_codegen_line(e, "%s *const buffer%d_slots = reinterpret_cast<%s *>(row_buffers + %zu);",
                         type, (int)v, type, offset);
         offset += (size_t)ws_region_bytes(capacity, p->buffers.element_bytes[i], slot_rows);
-        FV_TRY(set_buffered_line(p, v, "float v%d[%d];\nfv_load<%d>(buffer%d + %s, v%d);",
-                                 (int)v, params->vector, params->vector, (int)v,
-                                 buffer_index(params), (int)v));
+        if (row_floats(params, i))
+            FV_TRY(set_buffered_line(p, v, "const float (&v%d)[%d] = row_floats%d[u][b];", (int)v,
+                                     params->vector, (int)v));
+        else
+            FV_TRY(set_buffered_line(p, v, "float v%d[%d];\nfv_load<%d>(buffer%d + %s, v%d);",
+                                     (int)v, params->vector, params->vector, (int)v,
+                                     buffer_index(params), (int)v));
     }
     for (int i = 0; i < p->buffers.cached_count; i++) {
         int32_t v = p->buffers.cached_values[i];
@@ -2157,6 +2191,50 @@ static void emit_ws_row_start(persistent_emit *p)
         fv_codegen_line(e, "const %s *const buffer%d = buffer%d_slots + (long long)slot_row * %d;",
                         type, (int)v, (int)v, capacity);
     }
+}
+
+/* Warp-specialized with the stage's rows cached in registers (regs_cached):
+ * once the full barrier has completed, each compute thread reads its
+ * columns of the step's rows into row_floats<value>[unroll][batch][vector]
+ * and releases the stage on its empty barrier, so that the producer refills
+ * it while the rows are computed; otherwise the stage is released after the
+ * step's last row (stage_release). */
+static void emit_ws_load_step(persistent_emit *p)
+{
+    const fv_schedule_params *params = p->params;
+    fv_emitter *e = &p->e;
+    int unroll = params->extra[EXTRA_WS_UNROLL], capacity = row_capacity(params);
+    e->out = &p->load;
+    if (params->extra[EXTRA_ROW_FLOATS] == 0) {
+        snprintf(p->stage_release, sizeof p->stage_release,
+                 "fv_barrier_arrive(&empty_barriers[stage]);  // this group is done with the stage");
+        return;
+    }
+    snprintf(p->stage_release, sizeof p->stage_release,
+             "// the stage was released once its rows were read");
+    for (int i = 0; i < p->buffers.count; i++) {
+        int32_t v = p->buffers.values[i];
+        char label[40];
+        fv_ir_value_label(p->view->fusion, v, label);
+        fv_codegen_line(e, "float row_floats%d[%d][%d][%d];  // %s: the step's rows, read once from the stage",
+                        (int)v, unroll, params->serial, params->vector, label);
+    }
+    fv_codegen_line(e, "#pragma unroll");
+    fv_codegen_line(e, "for (int u = 0; u < %d; ++u) {", unroll);
+    e->indent += 4;
+    fv_codegen_line(e, "const bool row_active = first_row + u < outer;");
+    fv_codegen_line(e, "const int slot_row = stage * %d + u;", unroll);
+    open_batch_loop(e, params, "row_active && ");
+    for (int i = 0; i < p->buffers.count; i++) {
+        int32_t v = p->buffers.values[i];
+        fv_codegen_line(e, "fv_load<%d>(buffer%d_slots + (long long)slot_row * %d + column, row_floats%d[u][b]);",
+                        params->vector, (int)v, capacity, (int)v);
+    }
+    close_batch_loop(e);
+    e->indent -= 4;
+    fv_codegen_line(e, "}");
+    fv_codegen_line(e, "fv_barrier_arrive(&empty_barriers[stage]);  // the rows are in registers: refill the stage");
+    fv_codegen_line(e, "#pragma unroll  // the rows below index row_floats by u");
 }
 
 /* Values computed once per row before the reductions (row statistics). */
@@ -2661,6 +2739,7 @@ static fv_status emit_sections(persistent_emit *p)
         FV_TRY(emit_ws_before_rows(p));
         emit_ws_fetch(p);
         emit_ws_row_start(p);
+        emit_ws_load_step(p);
     } else {
         FV_TRY(set_register_buffer_lines(p));
         FV_TRY(emit_before_rows(p));
@@ -2763,6 +2842,8 @@ static void fill_warp_specialized(skeleton_fill *fill, const persistent_emit *p)
     fill_number(fill, "ROW_ELEMENT_BYTES", (int)row_element_bytes(&p->buffers));
     fill_text(fill, "FETCH_ROW", fv_text_str(&p->fetch));
     fill_text(fill, "STAGES_CODE", fv_text_str(&p->stages));
+    fill_text(fill, "LOAD_STEP", fv_text_str(&p->load));
+    fill_text(fill, "STAGE_RELEASE", p->stage_release);
     fill_number(fill, "PRODUCER_REGISTERS", params->extra[EXTRA_WS_PRODUCER_REGISTERS]);
     fill_number(fill, "COMPUTE_REGISTERS", params->extra[EXTRA_WS_COMPUTE_REGISTERS]);
     fill_number(fill, "START_REGISTERS", params->extra[EXTRA_WS_START_REGISTERS]);
