@@ -406,7 +406,8 @@ END_TEST
  * them from the stage into registers and releases the stage before its
  * reductions; where they do not (RMS bwd bf16 4096, 2 rows of 32 elements
  * per thread), the rows are read from the stage and it is released after
- * them. */
+ * them.  Either way the step's rows share one group reduction: a first pass
+ * adds each row's sums into step_sums1, a second computes the rows. */
 START_TEST(warp_specialized_stage_in_registers)
 {
     static const fv_scheduler *const ws_families[] = {
@@ -423,10 +424,18 @@ START_TEST(warp_specialized_stage_in_registers)
         "fv_load<8>(buffer0_slots + (long long)slot_row * 2048 + column, row_floats0[u][b]);",
         "fv_load<8>(buffer1_slots + (long long)slot_row * 2048 + column, row_floats1[u][b]);",
         "fv_barrier_arrive(&empty_barriers[stage]);  // the rows are in registers: refill the stage",
-        "#pragma unroll",
+        "float step_sums1[8] = {};  // the step's rows' sums: one group reduction for all",
         "for (int u = 0; u < 4; ++u) {",
+        "float *const sums1 = step_sums1 + u * 2;  // this row's sums",
         "const float (&v0)[8] = row_floats0[u][b];",
-        "fv_group_sum<128, 2>(sums1, reduction_scratch, 1 + group);",
+        "sums1[1] += v15[lane];",
+        "fv_group_sum<128, 8>(step_sums1, reduction_scratch, 1 + group);",
+        "#pragma unroll  // the rows below index row_floats and step_sums by u",
+        "for (int u = 0; u < 4; ++u) {",
+        "const float *const sums1 = step_sums1 + u * 2;  // this row's totals",
+        "const float v14 = sums1[0];",
+        "const float (&v0)[8] = row_floats0[u][b];",
+        "fv_store<8>(out0 + (row) * inner + (column), v26);",
         "// the stage was released once its rows were read",
         NULL,
     };
@@ -434,14 +443,17 @@ START_TEST(warp_specialized_stage_in_registers)
     assert_lines_in_order(code, cached);
     ck_assert_ptr_null(strstr(code, "this group is done with the stage"));
     ck_assert_ptr_null(strstr(code, "fv_load<8>(buffer0 + column"));
+    ck_assert_ptr_nonnull(strstr(code, "__shared__ float reduction_scratch[2 * 256];"));
     free(source);
 
     source = generate_one(ws_families, NORM_RMS_BACKWARD, FV_BF16, 16384, 4096, "inner_outer_ws");
     static const char *const released_after[] = {
         "fv_barrier_wait(&full_barriers[stage]",
+        "float step_sums1[2] = {};",
         "for (int u = 0; u < 2; ++u) {",
         "fv_load<8>(buffer0 + column, v0);",
-        "fv_group_sum<128, 1>(sums1, reduction_scratch, 1 + group);",
+        "fv_group_sum<128, 2>(step_sums1, reduction_scratch, 1 + group);",
+        "for (int u = 0; u < 2; ++u) {",
         "fv_barrier_arrive(&empty_barriers[stage]);  // this group is done with the stage",
         NULL,
     };

@@ -8,7 +8,9 @@
 // full barrier per stage).  Each compute group takes @UNROLL@ rows per step
 // from the stages of its own (stage % @GROUPS@), computes them as the
 // multi-wave kernel does, releases the stage on its empty barrier (at once
-// when the step's rows are first read into registers: LOAD_STEP) and, for
+// when the step's rows are first read into registers: LOAD_STEP; with several
+// rows per step and one level of sums, a first pass adds up all of the step's
+// rows' sums in one group reduction: GROUPED_ROWS) and, for
 // the inner-outer family, adds the outer reductions' terms to float partials
 // in registers; AFTER_ROWS is then that family's second stage
 // (inner_outer_stage_two.cuh, shared with the multi-wave kernel), empty for
@@ -75,6 +77,8 @@ extern "C" __global__ void __launch_bounds__(@THREADS@, 1) @KERNEL_NAME@(
             const int stage = (int)(step % @SLOTS@) * @GROUPS@ + group;
             fv_barrier_wait(&full_barriers[stage], (unsigned)(step / @SLOTS@) & 1u);
             @LOAD_STEP@
+            @GROUPED_ROWS@
+            @ROWS_PRAGMA@
             for (int u = 0; u < @UNROLL@; ++u) {
                 const long long row = first_row + u;
                 const bool row_active = row < outer;

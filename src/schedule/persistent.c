@@ -1525,6 +1525,8 @@ typedef struct persistent_emit {
     char **buffered_lines;      /* per value id: the line reading its buffer */
     fv_text before_rows, row_start, fetch, prologue, load, stages, epilogue, partials,
         write_partials, stage_two, parameters;
+    fv_text accumulate, group_sum, grouped_rows; /* grouped_step: the first pass of a step */
+    int step_sums;              /* grouped_step: sums of the step's rows (unroll x per row) */
     int scratch_per_row;        /* floats of reduction scratch per row of the block */
     fv_text cluster_setup;      /* multi-wave in clusters: the block's place in its cluster */
     char next_slot[80];         /* the statement that moves `slot` on after each row */
@@ -2193,6 +2195,23 @@ static void emit_ws_row_start(persistent_emit *p)
     }
 }
 
+/* True if a warp-specialized step's rows share one group reduction
+ * (nvFuser's grouped reductions across iter_unroll): with several rows per
+ * step and one level of inner reductions, all sums.  The step then takes
+ * two passes over its rows: the first accumulates each row's sums into
+ * step_sums1[unroll x sums], one fv_group_sum adds them all up, and the
+ * second computes each row's outputs and partials. */
+static bool grouped_step(const persistent_emit *p)
+{
+    const persistent_analysis *a = &p->analysis;
+    if (!warp_specialized(p->kind) || p->params->extra[EXTRA_WS_UNROLL] < 2 || a->levels != 1)
+        return false;
+    for (int r = 0; r < a->inner_count; r++)
+        if (a->inner[r]->kind != FV_OP_SUM)
+            return false;
+    return true;
+}
+
 /* Warp-specialized with the stage's rows cached in registers (regs_cached):
  * once the full barrier has completed, each compute thread reads its
  * columns of the step's rows into row_floats<value>[unroll][batch][vector]
@@ -2234,7 +2253,37 @@ static void emit_ws_load_step(persistent_emit *p)
     e->indent -= 4;
     fv_codegen_line(e, "}");
     fv_codegen_line(e, "fv_barrier_arrive(&empty_barriers[stage]);  // the rows are in registers: refill the stage");
-    fv_codegen_line(e, "#pragma unroll  // the rows below index row_floats by u");
+}
+
+/* The first pass over a grouped step's rows (grouped_step): each row's sums
+ * into step_sums1, then one group reduction for all of them. */
+static const char grouped_rows_skeleton[] =
+    "float step_sums1[@STEP_SUMS@] = {};  // the step's rows' sums: one group reduction for all\n"
+    "#pragma unroll\n"
+    "for (int u = 0; u < @UNROLL@; ++u) {\n"
+    "    const long long row = first_row + u;\n"
+    "    const bool row_active = row < outer;\n"
+    "    const long long safe_row = row_active ? row : 0;\n"
+    "    const int slot_row = stage * @UNROLL@ + u;\n"
+    "    @ROW_START@\n"
+    "    @ROW_PROLOGUE@\n"
+    "    @ACCUMULATE@\n"
+    "}\n"
+    "@GROUP_SUM@\n";
+
+static fv_status emit_grouped_rows(persistent_emit *p)
+{
+    if (!grouped_step(p))
+        return FV_OK;
+    char step_sums[16], unroll[16];
+    snprintf(step_sums, sizeof step_sums, "%d", p->step_sums);
+    snprintf(unroll, sizeof unroll, "%d", p->params->extra[EXTRA_WS_UNROLL]);
+    const char *names[] = {"STEP_SUMS", "UNROLL", "ROW_START", "ROW_PROLOGUE", "ACCUMULATE",
+                           "GROUP_SUM"};
+    const char *sections[] = {step_sums, unroll, fv_text_str(&p->row_start),
+                              fv_text_str(&p->prologue), fv_text_str(&p->accumulate),
+                              fv_text_str(&p->group_sum)};
+    return fv_codegen_fill(grouped_rows_skeleton, names, sections, 6, &p->grouped_rows);
 }
 
 /* Values computed once per row before the reductions (row statistics). */
@@ -2308,9 +2357,15 @@ static void emit_reduction_level(persistent_emit *p, int level)
         group[r] = group_count++;
         var_means += op->kind == FV_OP_VAR_MEAN;
     }
-    if (group_count > 0)
+    bool grouped = grouped_step(p);
+    if (grouped) {
+        e->out = &p->accumulate;
+        fv_codegen_line(e, "float *const sums%d = step_sums%d + u * %d;  // this row's sums", level,
+                        level, group_count);
+    } else if (group_count > 0) {
         fv_codegen_line(e, "float sums%d[%d] = {};  // grouped: one block reduction for all", level,
                         group_count);
+    }
     bool *saved = fv_codegen_save(e);
     open_batch_loop(e, params, "row_active && ");
     memset(p->targets, 0, (size_t)fusion->value_count + 1);
@@ -2332,8 +2387,16 @@ static void emit_reduction_level(persistent_emit *p, int level)
     }
     close_batch_loop(e);
     fv_codegen_restore(e, saved);
-    if (group_count > 0)
+    if (grouped) {
+        p->step_sums = p->params->extra[EXTRA_WS_UNROLL] * group_count;
+        e->out = &p->group_sum;
+        emit_group_sum(p, "step_sums", level, p->step_sums);
+        e->out = &p->stages;
+        fv_codegen_line(e, "const float *const sums%d = step_sums%d + u * %d;  // this row's totals",
+                        level, level, group_count);
+    } else if (group_count > 0) {
         emit_group_sum(p, "sums", level, group_count);
+    }
     char expression[160];
     for (int r = 0; r < a->inner_count; r++) {
         if (a->inner_level[r] != level)
@@ -2675,7 +2738,8 @@ static void free_emit(persistent_emit *p)
     fv_codegen_end(&p->e);
     fv_text *texts[] = {&p->before_rows, &p->row_start, &p->fetch, &p->prologue, &p->load,
                         &p->stages, &p->epilogue, &p->partials, &p->write_partials,
-                        &p->stage_two, &p->parameters, &p->cluster_setup};
+                        &p->stage_two, &p->parameters, &p->cluster_setup, &p->accumulate,
+                        &p->group_sum, &p->grouped_rows};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
         fv_text_free(texts[i]);
 }
@@ -2732,7 +2796,8 @@ static fv_status emit_sections(persistent_emit *p)
     FV_CHECK_ALLOC(p->buffered_lines);
     p->e.buffered_load = (const char **)p->buffered_lines;
     p->e.keep_row_constants_in_l1 = keeps_row_constants_in_l1(p);
-    p->scratch_per_row = scratch_per_row(&p->analysis);
+    p->scratch_per_row = scratch_per_row(&p->analysis) *
+                         (grouped_step(p) ? p->params->extra[EXTRA_WS_UNROLL] : 1);
     write_cluster_setup(p);
     FV_TRY(fv_text_status(&p->cluster_setup));
     if (warp_specialized(p->kind)) {
@@ -2752,6 +2817,7 @@ static fv_status emit_sections(persistent_emit *p)
     for (int level = 1; level <= p->analysis.levels; level++)
         emit_reduction_level(p, level);
     emit_epilogue(p);
+    FV_TRY(emit_grouped_rows(p));
     if (p->analysis.outer_count > 0) {
         emit_partials(p);
         FV_TRY(emit_stage_two(p));
@@ -2843,6 +2909,13 @@ static void fill_warp_specialized(skeleton_fill *fill, const persistent_emit *p)
     fill_text(fill, "FETCH_ROW", fv_text_str(&p->fetch));
     fill_text(fill, "STAGES_CODE", fv_text_str(&p->stages));
     fill_text(fill, "LOAD_STEP", fv_text_str(&p->load));
+    fill_text(fill, "GROUPED_ROWS", fv_text_str(&p->grouped_rows));
+    bool floats = params->extra[EXTRA_ROW_FLOATS] != 0, sums = p->step_sums > 0;
+    fill_text(fill, "ROWS_PRAGMA",
+              floats && sums ? "#pragma unroll  // the rows below index row_floats and step_sums by u"
+              : floats       ? "#pragma unroll  // the rows below index row_floats by u"
+              : sums         ? "#pragma unroll  // the rows below index step_sums by u"
+                             : "");
     fill_text(fill, "STAGE_RELEASE", p->stage_release);
     fill_number(fill, "PRODUCER_REGISTERS", params->extra[EXTRA_WS_PRODUCER_REGISTERS]);
     fill_number(fill, "COMPUTE_REGISTERS", params->extra[EXTRA_WS_COMPUTE_REGISTERS]);
