@@ -401,41 +401,38 @@ START_TEST(warp_specialized_kernel_structure)
 }
 END_TEST
 
-/* regs_cached: where the step's rows fit as float beside the partials and
- * the weight (LN bwd bf16 2048, 4 rows per step), the compute group reads
- * them from the stage into registers and releases the stage before its
- * reductions; where they do not (RMS bwd bf16 4096, 2 rows of 32 elements
- * per thread), the rows are read from the stage and it is released after
- * them.  Either way the step's rows share one group reduction: a first pass
- * adds each row's sums into step_sums1, a second computes the rows. */
+/* regs_cached and grouped steps.  Where the step's rows fit as float beside
+ * the partials, the weight and the step's sums (RMS bwd bf16 2048, 4 rows per
+ * step), the compute group reads them from the stage into registers and
+ * releases the stage before its reductions; where they do not (LN bwd bf16
+ * 2048: 176 floats and 8 sums; RMS bwd bf16 4096: 2 rows of 32 elements per
+ * thread), the rows are read from the stage and it is released after them.
+ * Either way the step's rows share one group reduction: a first pass adds
+ * each row's sums into step_sums1, a second computes the rows. */
 START_TEST(warp_specialized_stage_in_registers)
 {
     static const fv_scheduler *const ws_families[] = {
         &fv_sched_inner_outer_ws, &fv_sched_inner_persistent, &fv_sched_pointwise,
         &fv_sched_inner_reduction, &fv_sched_outer_reduction, NULL,
     };
-    char *source = generate_one(ws_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 2048,
+    char *source = generate_one(ws_families, NORM_RMS_BACKWARD, FV_BF16, 16384, 2048,
                                 "inner_outer_ws");
     static const char *const cached[] = {
         "fv_barrier_wait(&full_barriers[stage], (unsigned)(step / 2) & 1u);",
-        "float row_floats0[4][2][8];  // v0: the step's rows, read once from the stage",
-        "float row_floats1[4][2][8];  // v1: the step's rows, read once from the stage",
+        "float row_floats0[4][2][8];",
         "const bool row_active = first_row + u < outer;",
         "fv_load<8>(buffer0_slots + (long long)slot_row * 2048 + column, row_floats0[u][b]);",
-        "fv_load<8>(buffer1_slots + (long long)slot_row * 2048 + column, row_floats1[u][b]);",
         "fv_barrier_arrive(&empty_barriers[stage]);  // the rows are in registers: refill the stage",
-        "float step_sums1[8] = {};  // the step's rows' sums: one group reduction for all",
+        "float step_sums1[4] = {};  // the step's rows' sums: one group reduction for all",
         "for (int u = 0; u < 4; ++u) {",
-        "float *const sums1 = step_sums1 + u * 2;  // this row's sums",
+        "float *const sums1 = step_sums1 + u * 1;  // this row's sums",
         "const float (&v0)[8] = row_floats0[u][b];",
-        "sums1[1] += v15[lane];",
-        "fv_group_sum<128, 8>(step_sums1, reduction_scratch, 1 + group);",
+        "sums1[0] += ",
+        "fv_group_sum<128, 4>(step_sums1, reduction_scratch, 1 + group);",
         "#pragma unroll  // the rows below index row_floats and step_sums by u",
         "for (int u = 0; u < 4; ++u) {",
-        "const float *const sums1 = step_sums1 + u * 2;  // this row's totals",
-        "const float v14 = sums1[0];",
+        "const float *const sums1 = step_sums1 + u * 1;  // this row's totals",
         "const float (&v0)[8] = row_floats0[u][b];",
-        "fv_store<8>(out0 + (row) * inner + (column), v26);",
         "// the stage was released once its rows were read",
         NULL,
     };
@@ -443,24 +440,39 @@ START_TEST(warp_specialized_stage_in_registers)
     assert_lines_in_order(code, cached);
     ck_assert_ptr_null(strstr(code, "this group is done with the stage"));
     ck_assert_ptr_null(strstr(code, "fv_load<8>(buffer0 + column"));
-    ck_assert_ptr_nonnull(strstr(code, "__shared__ float reduction_scratch[2 * 256];"));
+    ck_assert_ptr_nonnull(strstr(code, "__shared__ float reduction_scratch[2 * 128];"));
     free(source);
 
-    source = generate_one(ws_families, NORM_RMS_BACKWARD, FV_BF16, 16384, 4096, "inner_outer_ws");
-    static const char *const released_after[] = {
-        "fv_barrier_wait(&full_barriers[stage]",
-        "float step_sums1[2] = {};",
-        "for (int u = 0; u < 2; ++u) {",
-        "fv_load<8>(buffer0 + column, v0);",
-        "fv_group_sum<128, 2>(step_sums1, reduction_scratch, 1 + group);",
-        "for (int u = 0; u < 2; ++u) {",
-        "fv_barrier_arrive(&empty_barriers[stage]);  // this group is done with the stage",
-        NULL,
-    };
-    code = kernel_code(source);
-    assert_lines_in_order(code, released_after);
-    ck_assert_ptr_null(strstr(code, "row_floats"));
-    free(source);
+    static const struct {
+        norm_kind kind;
+        int64_t hidden;
+        int rows, step_sums;
+    } in_stage[] = {{NORM_LAYER_BACKWARD, 2048, 4, 8}, {NORM_RMS_BACKWARD, 4096, 2, 2}};
+    for (size_t i = 0; i < sizeof in_stage / sizeof in_stage[0]; i++) {
+        source = generate_one(ws_families, in_stage[i].kind, FV_BF16, 16384, in_stage[i].hidden,
+                              "inner_outer_ws");
+        char declaration[96], loop[48], group_sum[96];
+        snprintf(declaration, sizeof declaration, "float step_sums1[%d] = {};", in_stage[i].step_sums);
+        snprintf(loop, sizeof loop, "for (int u = 0; u < %d; ++u) {", in_stage[i].rows);
+        snprintf(group_sum, sizeof group_sum,
+                 "fv_group_sum<128, %d>(step_sums1, reduction_scratch, 1 + group);",
+                 in_stage[i].step_sums);
+        const char *const released_after[] = {
+            "fv_barrier_wait(&full_barriers[stage]",
+            declaration,
+            loop,
+            "fv_load<8>(buffer0 + column, v0);",
+            group_sum,
+            "#pragma unroll  // the rows below index step_sums by u",
+            loop,
+            "fv_barrier_arrive(&empty_barriers[stage]);  // this group is done with the stage",
+            NULL,
+        };
+        code = kernel_code(source);
+        assert_lines_in_order(code, released_after);
+        ck_assert_ptr_null(strstr(code, "float row_floats"));
+        free(source);
+    }
 }
 END_TEST
 

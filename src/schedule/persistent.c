@@ -1190,19 +1190,23 @@ static void ws_register_split(const fv_device *device, int bdimx, int groups, in
 }
 
 /* True if a compute thread can hold its columns of the step's rows as float
- * (regs_cached) beside the partials and the weight floats, within
- * `registers` less WS_ROW_FLOATS_MARGIN.  The heuristic counts the rows in
- * their own type (nvFuser's registers hold them so); ours hold floats, twice
- * as many registers for 16-bit rows: RMS bwd 16-bit 16384 x 4096 (2 rows
- * per step, 192 floats against 224 registers) spilled 24 bytes on sm_90a
- * with them, LN bwd 16-bit 16384 x 2048 (4 rows per step, 176 floats) did
- * not. */
+ * (regs_cached) beside the partials, the weight floats and, with several
+ * rows per step, the step's sums (grouped_step), within `registers` less
+ * WS_ROW_FLOATS_MARGIN.  The heuristic counts the rows in their own type
+ * (nvFuser's registers hold them so); ours hold floats, twice as many
+ * registers for 16-bit rows: RMS bwd 16-bit 16384 x 4096 (2 rows per step,
+ * 192 floats against 224 registers) spilled 24 bytes on sm_90a with them;
+ * LN bwd 16-bit 16384 x 2048 (4 rows per step, 176 floats) did not, but
+ * spilled 32 bytes once its 8 step sums were live across the step's two
+ * passes. */
 static bool ws_row_floats_fit(const buffered_inputs *buffers, const fv_sched_ws_params *ws,
-                              int per_thread, int outer_reductions, int registers)
+                              int per_thread, int outer_reductions, int inner_reductions,
+                              int registers)
 {
     int floats = (buffers->count * ws->unroll + outer_reductions +
                   (ws->gmem_to_regs ? buffers->cached_count : 0)) * per_thread;
-    return floats + WS_ROW_FLOATS_MARGIN <= registers;
+    int step_sums = ws->unroll > 1 ? ws->unroll * inner_reductions : 0;
+    return floats + step_sums + WS_ROW_FLOATS_MARGIN <= registers;
 }
 
 /* The heuristic's view of a segment and case (bytes per row of each kind of
@@ -1337,8 +1341,10 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
                       &producer_registers, &compute_registers);
     int outer_reductions = (int)(problem.partial_bytes / (problem.inner * 4));
     bool rows_in_registers =
-        ws.regs_cached && ws_row_floats_fit(&buffers, &ws, batch * problem.vector, outer_reductions,
-                                            compute_registers > 0 ? compute_registers : start_registers);
+        ws.regs_cached &&
+        ws_row_floats_fit(&buffers, &ws, batch * problem.vector, outer_reductions,
+                          problem.inner_reductions,
+                          compute_registers > 0 ? compute_registers : start_registers);
     params->extra[EXTRA_ROW_FLOATS] = rows_in_registers ? (int)all_buffers(&buffers) : 0;
     params->extra[EXTRA_WS_PRODUCER_REGISTERS] = producer_registers;
     params->extra[EXTRA_WS_COMPUTE_REGISTERS] = compute_registers;
