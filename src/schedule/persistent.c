@@ -1812,6 +1812,20 @@ static fv_status set_buffered_line(persistent_emit *p, int32_t value, const char
     return FV_OK;
 }
 
+/* The line reading buffered input `v` (number `buffer`) from its row slot in
+ * the batch loop: its float copy (row_floats<v><step_row>[b], step_row "" or
+ * the warp-specialized step's "[u]") where it has one, else a load. */
+static fv_status set_slot_buffer_line(persistent_emit *p, int buffer, int32_t v,
+                                      const char *step_row)
+{
+    int vector = p->params->vector;
+    if (row_floats(p->params, buffer))
+        return set_buffered_line(p, v, "const float (&v%d)[%d] = row_floats%d%s[b];", (int)v,
+                                 vector, (int)v, step_row);
+    return set_buffered_line(p, v, "float v%d[%d];\nfv_load<%d>(buffer%d + %s, v%d);", (int)v,
+                             vector, vector, (int)v, buffer_index(p->params), (int)v);
+}
+
 /* The line reading row statistic `value` from `source` (this row's shared
  * entry "stat<value>[0]", or the prefetched register "row_value<value>"). */
 static fv_status set_stat_line(persistent_emit *p, int32_t value, const char *source)
@@ -1879,13 +1893,7 @@ static fv_status emit_before_rows(persistent_emit *p)
                         type, (int)v, type, offset, capacity);
         offset += (size_t)round_up_16((int64_t)capacity * params->block_y *
                                       (int64_t)p->buffers.element_bytes[i]) * (size_t)slots;
-        if (row_floats(params, i))
-            FV_TRY(set_buffered_line(p, v, "const float (&v%d)[%d] = row_floats%d[b];", (int)v,
-                                     params->vector, (int)v));
-        else
-            FV_TRY(set_buffered_line(p, v, "float v%d[%d];\nfv_load<%d>(buffer%d + %s, v%d);",
-                                     (int)v, params->vector, params->vector, (int)v,
-                                     buffer_index(params), (int)v));
+        FV_TRY(set_slot_buffer_line(p, i, v, ""));
         any_shared = true;
     }
     bool any_cached = false;
@@ -2134,13 +2142,7 @@ static fv_status emit_ws_before_rows(persistent_emit *p)
         fv_codegen_line(e, "%s *const buffer%d_slots = reinterpret_cast<%s *>(row_buffers + %zu);",
                         type, (int)v, type, offset);
         offset += (size_t)ws_region_bytes(capacity, p->buffers.element_bytes[i], slot_rows);
-        if (row_floats(params, i))
-            FV_TRY(set_buffered_line(p, v, "const float (&v%d)[%d] = row_floats%d[u][b];", (int)v,
-                                     params->vector, (int)v));
-        else
-            FV_TRY(set_buffered_line(p, v, "float v%d[%d];\nfv_load<%d>(buffer%d + %s, v%d);",
-                                     (int)v, params->vector, params->vector, (int)v,
-                                     buffer_index(params), (int)v));
+        FV_TRY(set_slot_buffer_line(p, i, v, "[u]"));
     }
     for (int i = 0; i < p->buffers.cached_count; i++) {
         int32_t v = p->buffers.cached_values[i];
