@@ -494,6 +494,17 @@ START_TEST(tma_inner_persistent_kernel_structure)
     ck_assert_ptr_nonnull(strstr(code, "reduction_scratch, 1 + group);"));
     ck_assert_ptr_null(strstr(code, "this_grid().sync()"));
     ck_assert_ptr_null(strstr(code, "partial_row"));
+    /* the step's 2 rows of 32 elements per thread fit as float: read, then
+     * the stage released, before the one group reduction of the step */
+    static const char *const cached[] = {
+        "float row_floats0[2][4][8];",
+        "fv_barrier_arrive(&empty_barriers[stage]);  // the rows are in registers: refill the stage",
+        "float step_sums1[2] = {};",
+        "fv_group_sum<128, 2>(step_sums1, reduction_scratch, 1 + group);",
+        "// the stage was released once its rows were read",
+        NULL,
+    };
+    assert_lines_in_order(code, cached);
     free(source);
 }
 END_TEST

@@ -1470,7 +1470,18 @@ static fv_status inner_tma_choose(const fv_segment_view *view, const fv_case *c,
                 "memory too few; warp specialization needs 2)", stages / groups);
     int64_t tiles = (outer + (int64_t)unroll * groups - 1) / ((int64_t)unroll * groups);
     int grid = tiles < device->sm_count ? (int)tiles : device->sm_count;
+    persistent_analysis a;
+    FV_TRY(analyze(view, &a));
+    int inner_reductions = a.inner_count;
+    analysis_free(&a);
+    /* The step's rows held as float (regs_cached), as in the inner-outer ws
+     * kernel, where they fit the launch's registers (no register sharing). */
+    fv_sched_ws_params step = {.unroll = unroll, .gmem_to_regs = false};
+    int registers = fv_sched_ws_registers_per_thread(device, TMA_INNER_BLOCK_X * (groups + 1));
+    bool rows_in_registers = ws_row_floats_fit(&buffers, &step, (int)batch * vector, 0,
+                                               inner_reductions, registers);
     memset(params, 0, sizeof *params);
+    params->extra[EXTRA_ROW_FLOATS] = rows_in_registers ? (int)all_buffers(&buffers) : 0;
     params->vector = vector;
     params->block_x = TMA_INNER_BLOCK_X;
     params->block_y = groups;
@@ -1481,11 +1492,12 @@ static fv_status inner_tma_choose(const fv_segment_view *view, const fv_case *c,
     params->extra[EXTRA_WS_UNROLL] = unroll;
     snprintf(params->description, sizeof params->description,
              "TMA inner persistent, warp-specialized: %d compute groups of %d threads and a "
-             "producer group, %d rows per step, %d stages of 1-D bulk copies (%d per group), "
+             "producer group, %d rows per step, %d stages of 1-D bulk copies (%d per group%s), "
              "batch %lld of %d-element vectors, row-constant inputs in shared memory, one "
              "block per SM (%d blocks)",
-             groups, TMA_INNER_BLOCK_X, unroll, stages, stages / groups, (long long)batch, vector,
-             grid);
+             groups, TMA_INNER_BLOCK_X, unroll, stages, stages / groups,
+             rows_in_registers ? ", a step's rows read into registers as float, then the stage released" : "",
+             (long long)batch, vector, grid);
     return FV_OK;
 }
 
