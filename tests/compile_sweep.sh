@@ -9,7 +9,10 @@
 #     inner persistent ones where nvFuser's gate allows; the others (H = 1023,
 #     1987, 4095 in half precision, short or long rows) multi-wave ones.  The
 #     kernel cache is shared, so kernels of the first pass are not compiled
-#     again.
+#     again;
+#  3. every file the benchmark reads (bench/, 78 cases at N = 16384) is a
+#     case definition, and each case compiles with no spills (a script left
+#     under bench/ would be read as a broken case).
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
@@ -68,4 +71,14 @@ compile_sweep() {
   [ "$ws" -ge 100 ] || fail "$arch: only $ws cases took warp-specialized kernels"
   [ "$tma" -ge 100 ] || fail "$arch: only $tma cases took TMA inner persistent kernels"
   [ "$multiwave" -ge 1 ] || fail "$arch: rows of 1023 elements took bulk copies"
+
+  set +e
+  "$tool" run bench/ --compile-only --arch "$arch" -o "$work/$arch-bench.h5" \
+      --kernel-cache "$work/kernels" > "$work/$arch-bench.log" 2>&1
+  status=$?
+  set -e
+  check_compiled "$work/$arch-bench.log" "$status" 78 ' '
+  compiled=$(grep -c '^compiled ' "$work/$arch-bench.log")
+  [ "$(rows_of "$work/$arch-bench.h5")" -eq "$compiled" ] ||
+    fail "$arch: bench/ gave $(rows_of "$work/$arch-bench.h5") archive rows for $compiled cases"
 }
