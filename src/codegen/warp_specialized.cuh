@@ -80,10 +80,6 @@ extern "C" __global__ void __launch_bounds__(@THREADS@, 1) @KERNEL_NAME@(
             @GROUPED_ROWS@
             @ROWS_PRAGMA@
             for (int u = 0; u < @UNROLL@; ++u) {
-                const long long row = first_row + u;
-                const bool row_active = row < outer;
-                const long long safe_row = row_active ? row : 0;
-                const int slot_row = stage * @UNROLL@ + u;
                 @ROW_START@
                 @ROW_PROLOGUE@
                 @STAGES_CODE@

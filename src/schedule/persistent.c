@@ -1199,13 +1199,16 @@ static void ws_register_split(const fv_device *device, int bdimx, int groups, in
  * LN bwd 16-bit 16384 x 2048 (4 rows per step, 176 floats) did not, but
  * spilled 32 bytes once its 8 step sums were live across the step's two
  * passes. */
-static bool ws_row_floats_fit(const buffered_inputs *buffers, const fv_sched_ws_params *ws,
-                              int per_thread, int outer_reductions, int inner_reductions,
-                              int registers)
+static bool ws_row_floats_fit(const fv_sched_ws_problem *problem, const buffered_inputs *buffers,
+                              int bdimx, int unroll, bool weight_floats, int registers)
 {
-    int floats = (buffers->count * ws->unroll + outer_reductions +
-                  (ws->gmem_to_regs ? buffers->cached_count : 0)) * per_thread;
-    int step_sums = ws->unroll > 1 ? ws->unroll * inner_reductions : 0;
+    int64_t float_row = problem->inner * 4;
+    int floats =
+        fv_sched_ws_registers_for(problem, buffers->count * float_row, bdimx) * unroll +
+        fv_sched_ws_registers_for(problem, problem->partial_bytes, bdimx) +
+        (weight_floats ? fv_sched_ws_registers_for(problem, buffers->cached_count * float_row, bdimx)
+                       : 0);
+    int step_sums = unroll > 1 ? unroll * problem->inner_reductions : 0;
     return floats + step_sums + WS_ROW_FLOATS_MARGIN <= registers;
 }
 
@@ -1339,11 +1342,9 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
     int start_registers, producer_registers, compute_registers;
     ws_register_split(device, ws.bdimx, groups, ws.registers_needed, &start_registers,
                       &producer_registers, &compute_registers);
-    int outer_reductions = (int)(problem.partial_bytes / (problem.inner * 4));
     bool rows_in_registers =
         ws.regs_cached &&
-        ws_row_floats_fit(&buffers, &ws, batch * problem.vector, outer_reductions,
-                          problem.inner_reductions,
+        ws_row_floats_fit(&problem, &buffers, ws.bdimx, ws.unroll, ws.gmem_to_regs,
                           compute_registers > 0 ? compute_registers : start_registers);
     params->extra[EXTRA_ROW_FLOATS] = rows_in_registers ? (int)all_buffers(&buffers) : 0;
     params->extra[EXTRA_WS_PRODUCER_REGISTERS] = producer_registers;
@@ -1442,11 +1443,13 @@ static fv_status inner_tma_check(const buffered_inputs *buffers, const fv_device
 static fv_status inner_tma_choose(const fv_segment_view *view, const fv_case *c,
                                   const fv_device *device, fv_schedule_params *params)
 {
-    int64_t outer, inner;
-    fv_sched_canonical_extents(view, c, &outer, &inner);
+    fv_sched_ws_problem problem;
     buffered_inputs buffers;
-    find_buffered(view, &buffers);
-    int vector = fv_family_vector_width(view, inner);
+    char why[160];
+    bool possible; /* inner_tma_check below names what fails */
+    FV_TRY(ws_problem(view, c, &problem, &buffers, why, sizeof why, &possible));
+    int64_t outer = problem.rows, inner = problem.inner;
+    int vector = problem.vector;
     FV_TRY(inner_tma_check(&buffers, device, inner, vector));
     int64_t vectors = inner / vector;
     int64_t batch = (vectors + TMA_INNER_BLOCK_X - 1) / TMA_INNER_BLOCK_X;
@@ -1470,16 +1473,11 @@ static fv_status inner_tma_choose(const fv_segment_view *view, const fv_case *c,
                 "memory too few; warp specialization needs 2)", stages / groups);
     int64_t tiles = (outer + (int64_t)unroll * groups - 1) / ((int64_t)unroll * groups);
     int grid = tiles < device->sm_count ? (int)tiles : device->sm_count;
-    persistent_analysis a;
-    FV_TRY(analyze(view, &a));
-    int inner_reductions = a.inner_count;
-    analysis_free(&a);
     /* The step's rows held as float (regs_cached), as in the inner-outer ws
      * kernel, where they fit the launch's registers (no register sharing). */
-    fv_sched_ws_params step = {.unroll = unroll, .gmem_to_regs = false};
     int registers = fv_sched_ws_registers_per_thread(device, TMA_INNER_BLOCK_X * (groups + 1));
-    bool rows_in_registers = ws_row_floats_fit(&buffers, &step, (int)batch * vector, 0,
-                                               inner_reductions, registers);
+    bool rows_in_registers = ws_row_floats_fit(&problem, &buffers, TMA_INNER_BLOCK_X, unroll,
+                                               false, registers);
     memset(params, 0, sizeof *params);
     params->extra[EXTRA_ROW_FLOATS] = rows_in_registers ? (int)all_buffers(&buffers) : 0;
     params->vector = vector;
@@ -1543,12 +1541,12 @@ typedef struct persistent_emit {
     char **buffered_lines;      /* per value id: the line reading its buffer */
     fv_text before_rows, row_start, fetch, prologue, load, stages, epilogue, partials,
         write_partials, stage_two, parameters;
-    fv_text accumulate, group_sum, grouped_rows; /* grouped_step: the first pass of a step */
-    int step_sums;              /* grouped_step: sums of the step's rows (unroll x per row) */
+    bool grouped;               /* grouped_step: a step's rows share one group reduction */
+    fv_text accumulate, group_sum, grouped_rows; /* grouped: the first pass of a step */
+    int step_sums;              /* grouped: sums of the step's rows (unroll x per row) */
     int scratch_per_row;        /* floats of reduction scratch per row of the block */
     fv_text cluster_setup;      /* multi-wave in clusters: the block's place in its cluster */
     char next_slot[80];         /* the statement that moves `slot` on after each row */
-    char stage_release[96];     /* warp-specialized: the statement after a step's rows */
     char stage_scratch[160];    /* the declaration of stage 2's shared scratch */
 } persistent_emit;
 
@@ -1718,7 +1716,8 @@ static bool refilled_slot(const persistent_emit *p)
 static bool guarded_fetch(const persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
-    return !full_vectors(&p->buffers, params->vector) || clustered(params) || params->extra[EXTRA_SHARED_PARTIALS] != 0 ||
+    return !full_vectors(&p->buffers, params->vector) || clustered(params) ||
+           params->extra[EXTRA_SHARED_PARTIALS] != 0 ||
            (row_slots(params) == 1 && !refilled_slot(p));
 }
 
@@ -2200,13 +2199,18 @@ static void emit_ws_fetch(persistent_emit *p)
     }
 }
 
-/* Warp-specialized, a compute row: its slot in each buffer. */
+/* Warp-specialized, a compute row (row u of the step, in both passes of a
+ * grouped step): its row, and its slot in each buffer. */
 static void emit_ws_row_start(persistent_emit *p)
 {
     const fv_fusion *fusion = p->view->fusion;
     fv_emitter *e = &p->e;
     e->out = &p->row_start;
     int capacity = row_capacity(p->params);
+    fv_codegen_line(e, "const long long row = first_row + u;");
+    fv_codegen_line(e, "const bool row_active = row < outer;");
+    fv_codegen_line(e, "const long long safe_row = row_active ? row : 0;");
+    fv_codegen_line(e, "const int slot_row = stage * %d + u;", p->params->extra[EXTRA_WS_UNROLL]);
     for (int i = 0; i < p->buffers.count; i++) {
         int32_t v = p->buffers.values[i];
         const char *type = fv_codegen_storage_type(fusion->values[v].dtype);
@@ -2232,6 +2236,15 @@ static bool grouped_step(const persistent_emit *p)
     return true;
 }
 
+/* The statement after a warp-specialized step's rows: the stage's release,
+ * unless emit_ws_load_step released it when the rows were read. */
+static const char *stage_release(const fv_schedule_params *params)
+{
+    return params->extra[EXTRA_ROW_FLOATS] != 0
+               ? "// the stage was released once its rows were read"
+               : "fv_barrier_arrive(&empty_barriers[stage]);  // this group is done with the stage";
+}
+
 /* Warp-specialized with the stage's rows cached in registers (regs_cached):
  * once the full barrier has completed, each compute thread reads its
  * columns of the step's rows into row_floats<value>[unroll][batch][vector]
@@ -2244,13 +2257,8 @@ static void emit_ws_load_step(persistent_emit *p)
     fv_emitter *e = &p->e;
     int unroll = params->extra[EXTRA_WS_UNROLL], capacity = row_capacity(params);
     e->out = &p->load;
-    if (params->extra[EXTRA_ROW_FLOATS] == 0) {
-        snprintf(p->stage_release, sizeof p->stage_release,
-                 "fv_barrier_arrive(&empty_barriers[stage]);  // this group is done with the stage");
+    if (params->extra[EXTRA_ROW_FLOATS] == 0)
         return;
-    }
-    snprintf(p->stage_release, sizeof p->stage_release,
-             "// the stage was released once its rows were read");
     for (int i = 0; i < p->buffers.count; i++) {
         int32_t v = p->buffers.values[i];
         char label[40];
@@ -2281,10 +2289,6 @@ static const char grouped_rows_skeleton[] =
     "float step_sums1[@STEP_SUMS@] = {};  // the step's rows' sums: one group reduction for all\n"
     "#pragma unroll\n"
     "for (int u = 0; u < @UNROLL@; ++u) {\n"
-    "    const long long row = first_row + u;\n"
-    "    const bool row_active = row < outer;\n"
-    "    const long long safe_row = row_active ? row : 0;\n"
-    "    const int slot_row = stage * @UNROLL@ + u;\n"
     "    @ROW_START@\n"
     "    @ROW_PROLOGUE@\n"
     "    @ACCUMULATE@\n"
@@ -2293,7 +2297,7 @@ static const char grouped_rows_skeleton[] =
 
 static fv_status emit_grouped_rows(persistent_emit *p)
 {
-    if (!grouped_step(p))
+    if (!p->grouped)
         return FV_OK;
     char step_sums[16], unroll[16];
     snprintf(step_sums, sizeof step_sums, "%d", p->step_sums);
@@ -2377,8 +2381,7 @@ static void emit_reduction_level(persistent_emit *p, int level)
         group[r] = group_count++;
         var_means += op->kind == FV_OP_VAR_MEAN;
     }
-    bool grouped = grouped_step(p);
-    if (grouped) {
+    if (p->grouped) {
         e->out = &p->accumulate;
         fv_codegen_line(e, "float *const sums%d = step_sums%d + u * %d;  // this row's sums", level,
                         level, group_count);
@@ -2407,7 +2410,7 @@ static void emit_reduction_level(persistent_emit *p, int level)
     }
     close_batch_loop(e);
     fv_codegen_restore(e, saved);
-    if (grouped) {
+    if (p->grouped) {
         p->step_sums = p->params->extra[EXTRA_WS_UNROLL] * group_count;
         e->out = &p->group_sum;
         emit_group_sum(p, "step_sums", level, p->step_sums);
@@ -2816,8 +2819,9 @@ static fv_status emit_sections(persistent_emit *p)
     FV_CHECK_ALLOC(p->buffered_lines);
     p->e.buffered_load = (const char **)p->buffered_lines;
     p->e.keep_row_constants_in_l1 = keeps_row_constants_in_l1(p);
+    p->grouped = grouped_step(p);
     p->scratch_per_row = scratch_per_row(&p->analysis) *
-                         (grouped_step(p) ? p->params->extra[EXTRA_WS_UNROLL] : 1);
+                         (p->grouped ? p->params->extra[EXTRA_WS_UNROLL] : 1);
     write_cluster_setup(p);
     FV_TRY(fv_text_status(&p->cluster_setup));
     if (warp_specialized(p->kind)) {
@@ -2930,13 +2934,13 @@ static void fill_warp_specialized(skeleton_fill *fill, const persistent_emit *p)
     fill_text(fill, "STAGES_CODE", fv_text_str(&p->stages));
     fill_text(fill, "LOAD_STEP", fv_text_str(&p->load));
     fill_text(fill, "GROUPED_ROWS", fv_text_str(&p->grouped_rows));
-    bool floats = params->extra[EXTRA_ROW_FLOATS] != 0, sums = p->step_sums > 0;
+    bool floats = params->extra[EXTRA_ROW_FLOATS] != 0, sums = p->grouped;
     fill_text(fill, "ROWS_PRAGMA",
               floats && sums ? "#pragma unroll  // the rows below index row_floats and step_sums by u"
               : floats       ? "#pragma unroll  // the rows below index row_floats by u"
               : sums         ? "#pragma unroll  // the rows below index step_sums by u"
                              : "");
-    fill_text(fill, "STAGE_RELEASE", p->stage_release);
+    fill_text(fill, "STAGE_RELEASE", stage_release(params));
     fill_number(fill, "PRODUCER_REGISTERS", params->extra[EXTRA_WS_PRODUCER_REGISTERS]);
     fill_number(fill, "COMPUTE_REGISTERS", params->extra[EXTRA_WS_COMPUTE_REGISTERS]);
     fill_number(fill, "START_REGISTERS", params->extra[EXTRA_WS_START_REGISTERS]);
