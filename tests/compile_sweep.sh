@@ -44,23 +44,34 @@ check_compiled() {
   fi
 }
 
-compile_sweep() {
-  local tool="$1" arch="$2" work="$3" status compiled
+# run_compile TOOL ARCH WORK NAME DIR [ARGS...]: compiles DIR's cases (with
+# ARGS) into WORK/NAME.h5, its output in WORK/NAME.log; the run's exit
+# status in $status.
+run_compile() {
+  local tool="$1" arch="$2" work="$3" name="$4" dir="$5"
+  shift 5
   set +e
-  "$tool" run cases/ --compile-only --arch "$arch" -o "$work/$arch.h5" \
-      --kernel-cache "$work/kernels" > "$work/$arch.log" 2>&1
+  "$tool" run "$dir" "$@" --compile-only --arch "$arch" -o "$work/$name.h5" \
+      --kernel-cache "$work/kernels" > "$work/$name.log" 2>&1
   status=$?
   set -e
-  check_compiled "$work/$arch.log" "$status" 600 ' '
-  compiled=$(grep -c '^compiled ' "$work/$arch.log")
-  [ "$(rows_of "$work/$arch.h5")" -eq "$compiled" ] ||
-    fail "$arch: $(rows_of "$work/$arch.h5") archive rows for $compiled cases"
+}
 
-  set +e
-  "$tool" run cases/ --approach ws --compile-only --arch "$arch" \
-      -o "$work/$arch-ws.h5" --kernel-cache "$work/kernels" > "$work/$arch-ws.log" 2>&1
-  status=$?
-  set -e
+# check_rows WORK NAME: the archive holds one row per compiled case.
+check_rows() {
+  local compiled rows
+  compiled=$(grep -c '^compiled ' "$1/$2.log")
+  rows=$(rows_of "$1/$2.h5")
+  [ "$rows" -eq "$compiled" ] || fail "$2: $rows archive rows for $compiled cases"
+}
+
+compile_sweep() {
+  local tool="$1" arch="$2" work="$3" status
+  run_compile "$tool" "$arch" "$work" "$arch" cases/
+  check_compiled "$work/$arch.log" "$status" 600 ' '
+  check_rows "$work" "$arch"
+
+  run_compile "$tool" "$arch" "$work" "$arch-ws" cases/ --approach ws
   check_compiled "$work/$arch-ws.log" "$status" 600 '@ws '
   local ws tma multiwave
   ws=$(rows_with "$work/$arch-ws.h5" inner_outer_ws)
@@ -72,13 +83,7 @@ compile_sweep() {
   [ "$tma" -ge 100 ] || fail "$arch: only $tma cases took TMA inner persistent kernels"
   [ "$multiwave" -ge 1 ] || fail "$arch: rows of 1023 elements took bulk copies"
 
-  set +e
-  "$tool" run bench/ --compile-only --arch "$arch" -o "$work/$arch-bench.h5" \
-      --kernel-cache "$work/kernels" > "$work/$arch-bench.log" 2>&1
-  status=$?
-  set -e
+  run_compile "$tool" "$arch" "$work" "$arch-bench" bench/
   check_compiled "$work/$arch-bench.log" "$status" 78 ' '
-  compiled=$(grep -c '^compiled ' "$work/$arch-bench.log")
-  [ "$(rows_of "$work/$arch-bench.h5")" -eq "$compiled" ] ||
-    fail "$arch: bench/ gave $(rows_of "$work/$arch-bench.h5") archive rows for $compiled cases"
+  check_rows "$work" "$arch-bench"
 }
