@@ -48,11 +48,15 @@ static void assert_fits(const choice *chosen, const char *device_name, int64_t r
     ck_assert_int_ge(threads, 32);
     ck_assert_int_le(threads, 512);
     ck_assert_int_le(chosen->launch.dynamic_shared_bytes, (int)device.shared_per_block_optin);
-    /* one wave; every multi-wave block with at least 8 rows, every forward
-     * block with at least one row group (or a single block) */
+    /* one wave, or forward blocks of two rows each; every multi-wave block
+     * with at least 8 rows, every forward block with at least one row group
+     * (or a single block) */
     int64_t blocks = chosen->launch.grid[0];
     int least_rows = strcmp(chosen->family, "inner_persistent") == 0 ? 1 : 8;
-    ck_assert_int_le(blocks, (int64_t)device.sm_count * 32);
+    if (strstr(chosen->params.description, "2 rows per block (not one wave)") != NULL)
+        ck_assert_int_eq(blocks, (rows + 1) / 2);
+    else
+        ck_assert_int_le(blocks, (int64_t)device.sm_count * 32);
     ck_assert(blocks == 1 || blocks * least_rows * chosen->launch.block[1] <= rows);
     ck_assert_ptr_nonnull(strstr(chosen->params.description, "blocks/SM"));
 }
@@ -730,6 +734,63 @@ START_TEST(forward_rows_held_as_float_in_one_wave)
 }
 END_TEST
 
+static bool two_rows_per_block(const choice *chosen)
+{
+    return strstr(chosen->params.description, "2 rows per block (not one wave)") != NULL;
+}
+
+/* Forward blocks of a row each, left in shared memory on full 16-byte
+ * vectors, at 3 or more blocks per SM walk two rows and end, over a grid of
+ * rows / 2 blocks; a warp per row, rows held as float, 1-2 blocks per SM and
+ * rows of an odd length keep one wave. */
+START_TEST(forward_blocks_of_two_rows)
+{
+    fv_device device;
+    FV_ASSERT_OK(fv_sched_device_from_table("H100", &device));
+    choice chosen;
+    static const struct {
+        norm_kind kind;
+        fv_dtype dtype;
+        int64_t hidden;
+    } two_rows[] = {
+        {NORM_RMS_FORWARD, FV_BF16, 4096},   /* 7 blocks/SM */
+        {NORM_RMS_FORWARD, FV_F32, 2048},
+        {NORM_SOFTMAX, FV_BF16, 8192},
+        {NORM_LAYER_FORWARD, FV_F32, 1024},
+    };
+    for (size_t i = 0; i < sizeof two_rows / sizeof two_rows[0]; i++) {
+        choose_forward(two_rows[i].kind, two_rows[i].dtype, 16384, two_rows[i].hidden, "H100",
+                       &chosen);
+        ck_assert_msg(two_rows_per_block(&chosen), "%s", chosen.params.description);
+        ck_assert_int_eq(chosen.launch.block[1], 1);
+        ck_assert_int_eq(chosen.launch.grid[0], 8192);
+        assert_fits(&chosen, "H100", 16384);
+    }
+    /* an odd count of rows: the last block walks one */
+    choose_forward(NORM_RMS_FORWARD, FV_BF16, 2049, 4096, "H100", &chosen);
+    ck_assert_int_eq(chosen.launch.grid[0], 1025);
+
+    static const struct {
+        norm_kind kind;
+        fv_dtype dtype;
+        int64_t hidden;
+        int grid; /* one wave on the H100's 132 SMs */
+    } one_wave[] = {
+        {NORM_RMS_FORWARD, FV_BF16, 1024, 8 * 132},   /* a warp per row */
+        {NORM_LAYER_FORWARD, FV_BF16, 4096, 5 * 132}, /* rows held as float */
+        {NORM_SOFTMAX, FV_F32, 16384, 132},           /* 1 block per SM */
+        {NORM_LAYER_FORWARD, FV_F32, 4095, 3 * 132},  /* 1-element vectors */
+    };
+    for (size_t i = 0; i < sizeof one_wave / sizeof one_wave[0]; i++) {
+        choose_forward(one_wave[i].kind, one_wave[i].dtype, 16384, one_wave[i].hidden, "H100",
+                       &chosen);
+        ck_assert_msg(!two_rows_per_block(&chosen), "%s", chosen.params.description);
+        ck_assert_int_eq(chosen.launch.grid[0], one_wave[i].grid);
+    }
+    ck_assert_int_eq(device.sm_count, 132);
+}
+END_TEST
+
 static bool slot_refilled(const choice *chosen)
 {
     return strstr(chosen->params.description,
@@ -1053,6 +1114,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, oversized_rows_fall_back);
     tcase_add_test(tcase, forward_norms_are_inner_persistent);
     tcase_add_test(tcase, forward_rows_held_as_float_in_one_wave);
+    tcase_add_test(tcase, forward_blocks_of_two_rows);
     tcase_add_test(tcase, forward_rows_refill_one_slot_for_the_cache);
     tcase_add_test(tcase, seed_003_tma_inner_persistent);
     tcase_add_test(tcase, irregular_sizes);

@@ -54,6 +54,8 @@ enum {
     FLOATS_MARGIN = 16,       /* spare registers hold_floats leaves, against the error of
                                  our register estimate */
     MULTIWAVE_MIN_ROW_GROUPS = 8, /* fewest row groups a multi-wave block walks */
+    SHORT_BLOCK_ROUNDS = 2,   /* two_round_blocks: row groups each forward block walks */
+    SHORT_BLOCK_MIN_PER_SM = 3, /* two_round_blocks: fewest blocks per SM it applies at */
     FORWARD_FLOAT_ELEMENTS = 32, /* hold_forward_row_floats: most elements of a row per thread */
     ROW_PAIR_THREADS = 128,   /* pair_rows: two rows of this many threads per block */
     ROW_PAIR_MAX_ELEMENTS = 48, /* pair_rows: at most this many elements per thread in
@@ -966,6 +968,26 @@ static bool search_blocks(const buffered_inputs *buffers, const fv_device *devic
     return found;
 }
 
+/* Whether a forward kernel's blocks each walk SHORT_BLOCK_ROUNDS row groups,
+ * over a grid of as many blocks as that takes, instead of one wave of
+ * blocks that walk the rows until they run out.  It applies to a row per
+ * block, left in shared memory (not held as float in registers), where at
+ * least SHORT_BLOCK_MIN_PER_SM blocks fit an SM, on full 16-byte vectors.
+ * Measured on an H200 and an H100 (bench/results/h200-2026-11-22.md,
+ * "Forward blocks of two rows"): RMS norm, softmax and fp32 layer norm at N
+ * = 16384 ran 0.5-27% faster so at every such shape; elsewhere blocks of
+ * 256-512 threads at 1-2 per SM ran up to 30% slower (layer norm, softmax),
+ * a warp per row 3-5% slower (RMS norm bf16 768-1024), layer norm's rows
+ * held as float -7.1..+3.0%, and layer norm's rows of an odd length (1-element
+ * vectors) -3..-22%. */
+static bool two_round_blocks(const buffered_inputs *buffers, int vector, const candidate *c,
+                             int outer_reductions)
+{
+    return outer_reductions == 0 && c->cluster == 1 && c->block_y == 1 && !c->paired &&
+           c->row_floats == 0 && c->blocks_per_sm >= SHORT_BLOCK_MIN_PER_SM &&
+           full_vectors(buffers, vector);
+}
+
 /* Blocks of a persistent grid: one wave of whole clusters (the launch
  * takes no more blocks than there are row groups).  Multi-wave blocks walk
  * at least MULTIWAVE_MIN_ROW_GROUPS row groups each (each block's partials
@@ -975,10 +997,13 @@ static bool search_blocks(const buffered_inputs *buffers, const fv_device *devic
  * 16384, H = 768-1024 (a warp per row) 3.9-9.9% faster; bench/results/
  * h200-2026-11-22.md, "Forward kernels: 16-bit rows held as float, one
  * wave of row groups").  Fewer blocks for the same number of rounds over
- * the rows ran 1-3% slower there, so the wave is not trimmed. */
-static int grid_blocks(const fv_device *device, const candidate *c, int64_t outer,
-                       int outer_reductions)
+ * the rows ran 1-3% slower there, so the wave is not trimmed.  Forward
+ * blocks that two_round_blocks takes are the exception. */
+static int grid_blocks(const buffered_inputs *buffers, int vector, const fv_device *device,
+                       const candidate *c, int64_t outer, int outer_reductions)
 {
+    if (two_round_blocks(buffers, vector, c, outer_reductions))
+        return (int)((outer + SHORT_BLOCK_ROUNDS - 1) / SHORT_BLOCK_ROUNDS);
     int64_t groups = (int64_t)c->blocks_per_sm * device->sm_count / c->cluster;
     int64_t most_useful = outer / (MULTIWAVE_MIN_ROW_GROUPS * c->block_y);
     if (outer_reductions > 0 && groups > most_useful)
@@ -1042,7 +1067,7 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
                 *best = split;
         }
     }
-    best->grid = grid_blocks(device, best, outer, outer_reductions);
+    best->grid = grid_blocks(&buffers, vector, device, best, outer, outer_reductions);
     memset(params, 0, sizeof *params);
     params->vector = vector;
     params->block_x = best->block_x;
@@ -1071,13 +1096,16 @@ static fv_status inner_persistent_choose(const fv_segment_view *view, const fv_c
     if (status == FV_OK) {
         buffered_inputs buffers;
         find_buffered(view, &buffers);
-        char placement[256];
+        char placement[256], short_blocks[64];
         placement_text(&buffers, &best, placement, sizeof placement);
+        snprintf(short_blocks, sizeof short_blocks, ", %d rows per block (not one wave)",
+                 SHORT_BLOCK_ROUNDS);
         snprintf(params->description, sizeof params->description,
                  "inner persistent: %d x %d threads, batch %d of %d-element vectors, %s, ~%d "
-                 "registers, %d blocks/SM (limited by %s)",
+                 "registers, %d blocks/SM (limited by %s)%s",
                  best.block_x, best.block_y, best.batch, params->vector, placement, best.registers,
-                 best.blocks_per_sm, best.limit);
+                 best.blocks_per_sm, best.limit,
+                 two_round_blocks(&buffers, params->vector, &best, 0) ? short_blocks : "");
     }
     fv_text_free(&considered);
     return status;
