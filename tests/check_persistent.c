@@ -767,8 +767,15 @@ START_TEST(forward_blocks_of_two_rows)
         assert_fits(&chosen, "H100", 16384);
     }
     /* an odd count of rows: the last block walks one */
-    choose_forward(NORM_RMS_FORWARD, FV_BF16, 2049, 4096, "H100", &chosen);
-    ck_assert_int_eq(chosen.launch.grid[0], 1025);
+    choose_forward(NORM_RMS_FORWARD, FV_BF16, 4097, 4096, "H100", &chosen);
+    ck_assert_int_eq(chosen.launch.grid[0], 2049);
+    /* rows for less than two waves keep the wave: 924 blocks (7 per SM) for
+     * 1800 rows, a block per row for 216 */
+    choose_forward(NORM_RMS_FORWARD, FV_BF16, 1800, 4096, "H100", &chosen);
+    ck_assert_msg(!two_rows_per_block(&chosen), "%s", chosen.params.description);
+    ck_assert_int_eq(chosen.launch.grid[0], 7 * 132);
+    choose_forward(NORM_RMS_FORWARD, FV_BF16, 216, 4096, "H100", &chosen);
+    ck_assert_int_eq(chosen.launch.grid[0], 216);
 
     static const struct {
         norm_kind kind;

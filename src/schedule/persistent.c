@@ -968,18 +968,18 @@ static bool search_blocks(const buffered_inputs *buffers, const fv_device *devic
     return found;
 }
 
-/* Whether a forward kernel's blocks each walk SHORT_BLOCK_ROUNDS row groups,
- * over a grid of as many blocks as that takes, instead of one wave of
- * blocks that walk the rows until they run out.  It applies to a row per
- * block, left in shared memory (not held as float in registers), where at
- * least SHORT_BLOCK_MIN_PER_SM blocks fit an SM, on full 16-byte vectors.
+/* Whether a forward kernel's blocks may each walk SHORT_BLOCK_ROUNDS row
+ * groups and end, instead of one wave of blocks that walk the rows until
+ * they run out: a row per block, left in shared memory (not held as float
+ * in registers) on full 16-byte vectors, with at least SHORT_BLOCK_MIN_PER_SM
+ * blocks per SM.  grid_blocks takes them where they outnumber one wave.
  * Measured on an H200 and an H100 (bench/results/h200-2026-11-22.md,
- * "Forward blocks of two rows"): RMS norm, softmax and fp32 layer norm at N
- * = 16384 ran 0.5-27% faster so at every such shape; elsewhere blocks of
+ * "Forward blocks of two rows"): RMS norm, softmax and fp32 layer norm at
+ * N = 16384 ran 0.5-27% faster so at every such shape; elsewhere blocks of
  * 256-512 threads at 1-2 per SM ran up to 30% slower (layer norm, softmax),
  * a warp per row 3-5% slower (RMS norm bf16 768-1024), layer norm's rows
- * held as float -7.1..+3.0%, and layer norm's rows of an odd length (1-element
- * vectors) -3..-22%. */
+ * held as float -7.1..+3.0%, and layer norm's rows of an odd length
+ * (1-element vectors) -3..-22%. */
 static bool two_round_blocks(const buffered_inputs *buffers, int vector, const candidate *c,
                              int outer_reductions)
 {
@@ -1002,14 +1002,15 @@ static bool two_round_blocks(const buffered_inputs *buffers, int vector, const c
 static int grid_blocks(const buffered_inputs *buffers, int vector, const fv_device *device,
                        const candidate *c, int64_t outer, int outer_reductions)
 {
-    if (two_round_blocks(buffers, vector, c, outer_reductions))
-        return (int)((outer + SHORT_BLOCK_ROUNDS - 1) / SHORT_BLOCK_ROUNDS);
     int64_t groups = (int64_t)c->blocks_per_sm * device->sm_count / c->cluster;
     int64_t most_useful = outer / (MULTIWAVE_MIN_ROW_GROUPS * c->block_y);
     if (outer_reductions > 0 && groups > most_useful)
         groups = most_useful;
     if (groups < 1)
         groups = 1;
+    int64_t short_blocks = (outer + SHORT_BLOCK_ROUNDS - 1) / SHORT_BLOCK_ROUNDS;
+    if (two_round_blocks(buffers, vector, c, outer_reductions) && short_blocks > groups)
+        return (int)short_blocks;
     return (int)(groups * c->cluster);
 }
 
@@ -1105,7 +1106,7 @@ static fv_status inner_persistent_choose(const fv_segment_view *view, const fv_c
                  "registers, %d blocks/SM (limited by %s)%s",
                  best.block_x, best.block_y, best.batch, params->vector, placement, best.registers,
                  best.blocks_per_sm, best.limit,
-                 two_round_blocks(&buffers, params->vector, &best, 0) ? short_blocks : "");
+                 best.grid > best.blocks_per_sm * device->sm_count ? short_blocks : "");
     }
     fv_text_free(&considered);
     return status;
