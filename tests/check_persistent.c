@@ -741,8 +741,9 @@ static bool two_rows_per_block(const choice *chosen)
 
 /* Forward blocks of a row each, left in shared memory on full 16-byte
  * vectors, at 3 or more blocks per SM walk two rows and end, over a grid of
- * rows / 2 blocks; a warp per row, rows held as float, 1-2 blocks per SM and
- * rows of an odd length keep one wave. */
+ * rows / 2 blocks where that fills 4 waves or more; a warp per row, rows
+ * held as float, 1-2 blocks per SM and rows of an odd length keep one
+ * wave. */
 START_TEST(forward_blocks_of_two_rows)
 {
     fv_device device;
@@ -767,11 +768,11 @@ START_TEST(forward_blocks_of_two_rows)
         assert_fits(&chosen, "H100", 16384);
     }
     /* an odd count of rows: the last block walks one */
-    choose_forward(NORM_RMS_FORWARD, FV_BF16, 4097, 4096, "H100", &chosen);
-    ck_assert_int_eq(chosen.launch.grid[0], 2049);
-    /* rows for less than two waves keep the wave: 924 blocks (7 per SM) for
-     * 1800 rows, a block per row for 216 */
-    choose_forward(NORM_RMS_FORWARD, FV_BF16, 1800, 4096, "H100", &chosen);
+    choose_forward(NORM_RMS_FORWARD, FV_BF16, 16385, 4096, "H100", &chosen);
+    ck_assert_int_eq(chosen.launch.grid[0], 8193);
+    /* rows for fewer than 4 waves of such blocks keep the wave: 924 blocks
+     * (7 per SM) for 2049 rows, a block per row for 216 */
+    choose_forward(NORM_RMS_FORWARD, FV_BF16, 2049, 4096, "H100", &chosen);
     ck_assert_msg(!two_rows_per_block(&chosen), "%s", chosen.params.description);
     ck_assert_int_eq(chosen.launch.grid[0], 7 * 132);
     choose_forward(NORM_RMS_FORWARD, FV_BF16, 216, 4096, "H100", &chosen);

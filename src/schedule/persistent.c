@@ -56,6 +56,8 @@ enum {
     MULTIWAVE_MIN_ROW_GROUPS = 8, /* fewest row groups a multi-wave block walks */
     SHORT_BLOCK_ROUNDS = 2,   /* two_round_blocks: row groups each forward block walks */
     SHORT_BLOCK_MIN_PER_SM = 3, /* two_round_blocks: fewest blocks per SM it applies at */
+    SHORT_BLOCK_MIN_WAVES = 4, /* ... and fewest waves its blocks must fill (at 1-2 waves,
+                                  N = 2049, they ran -4.5..+4.9% on an H200) */
     FORWARD_FLOAT_ELEMENTS = 32, /* hold_forward_row_floats: most elements of a row per thread */
     ROW_PAIR_THREADS = 128,   /* pair_rows: two rows of this many threads per block */
     ROW_PAIR_MAX_ELEMENTS = 48, /* pair_rows: at most this many elements per thread in
@@ -972,7 +974,8 @@ static bool search_blocks(const buffered_inputs *buffers, const fv_device *devic
  * groups and end, instead of one wave of blocks that walk the rows until
  * they run out: a row per block, left in shared memory (not held as float
  * in registers) on full 16-byte vectors, with at least SHORT_BLOCK_MIN_PER_SM
- * blocks per SM.  grid_blocks takes them where they outnumber one wave.
+ * blocks per SM.  grid_blocks takes them where they fill at least
+ * SHORT_BLOCK_MIN_WAVES waves.
  * Measured on an H200 and an H100 (bench/results/h200-2026-11-22.md,
  * "Forward blocks of two rows"): RMS norm, softmax and fp32 layer norm at
  * N = 16384 ran 0.5-27% faster so at every such shape; elsewhere blocks of
@@ -1009,7 +1012,8 @@ static int grid_blocks(const buffered_inputs *buffers, int vector, const fv_devi
     if (groups < 1)
         groups = 1;
     int64_t short_blocks = (outer + SHORT_BLOCK_ROUNDS - 1) / SHORT_BLOCK_ROUNDS;
-    if (two_round_blocks(buffers, vector, c, outer_reductions) && short_blocks > groups)
+    if (two_round_blocks(buffers, vector, c, outer_reductions) &&
+        short_blocks >= SHORT_BLOCK_MIN_WAVES * groups)
         return (int)short_blocks;
     return (int)(groups * c->cluster);
 }
