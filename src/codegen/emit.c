@@ -265,6 +265,16 @@ static const char *math_function(fv_op_kind kind, bool is_double)
     }
 }
 
+/* True for a float division of a row's elements by one value per row
+ * (softmax's exp / sum): it multiplies by the value's reciprocal, one IEEE
+ * division per thread and row instead of one per element (within 1.5 ulp
+ * of the quotient).  Per-element IEEE divisions kept softmax issue-bound. */
+static bool divides_row_by_scalar(const fv_emitter *emitter, const fv_op *op, bool is_double)
+{
+    return !is_double && fv_codegen_spans_inner(emitter->view, op->outputs[0]) &&
+           !fv_codegen_spans_inner(emitter->view, op->inputs[1]);
+}
+
 /* The C expression of an arithmetic op's result at `lane`, in `type`. */
 static void arithmetic(const fv_emitter *emitter, const fv_op *op, const char *lane,
                        const char *type, char *buffer, size_t size)
@@ -302,6 +312,8 @@ static void arithmetic(const fv_emitter *emitter, const fv_op *op, const char *l
     case FV_OP_DIV:
         if (is_integer)
             snprintf(buffer, size, "%s == 0 ? 0 : %s / %s", b, a, b);
+        else if (divides_row_by_scalar(emitter, op, is_double))
+            snprintf(buffer, size, "%s * (1.0f / %s)", a, b);
         else
             snprintf(buffer, size, "%s / %s", a, b);
         break;
