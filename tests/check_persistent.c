@@ -680,9 +680,21 @@ static void choose_forward(norm_kind kind, fv_dtype dtype, int64_t rows, int64_t
     ck_assert_str_eq(chosen->family, "inner_persistent");
 }
 
+/* A forward norm at N = 16384 x hidden. */
+typedef struct forward_shape {
+    norm_kind kind;
+    fv_dtype dtype;
+    int64_t hidden;
+} forward_shape;
+
 static bool rows_held_as_float(const choice *chosen)
 {
     return strstr(chosen->params.description, "held as float in registers: the row buffers") != NULL;
+}
+
+static bool two_rows_per_block(const choice *chosen)
+{
+    return strstr(chosen->params.description, "2 rows per block (not one wave)") != NULL;
 }
 
 /* Forward kernels with a var_mean (layer norm) hold 16-bit rows of full
@@ -710,11 +722,7 @@ START_TEST(forward_rows_held_as_float_in_one_wave)
     choose_forward(NORM_LAYER_FORWARD, FV_BF16, 216, 1024, "H100", &chosen);
     ck_assert_int_eq(chosen.launch.grid[0], 54);
 
-    static const struct {
-        norm_kind kind;
-        fv_dtype dtype;
-        int64_t hidden;
-    } not_held[] = {
+    static const forward_shape not_held[] = {
         {NORM_RMS_FORWARD, FV_BF16, 4096},   /* two passes over the row */
         {NORM_SOFTMAX, FV_BF16, 2048},       /* three, measured slower */
         {NORM_LAYER_FORWARD, FV_F32, 4096},  /* no conversion to save */
@@ -734,11 +742,6 @@ START_TEST(forward_rows_held_as_float_in_one_wave)
 }
 END_TEST
 
-static bool two_rows_per_block(const choice *chosen)
-{
-    return strstr(chosen->params.description, "2 rows per block (not one wave)") != NULL;
-}
-
 /* Forward blocks of a row each, left in shared memory on full 16-byte
  * vectors, at 3 or more blocks per SM walk two rows and end, over a grid of
  * rows / 2 blocks where that fills 4 waves or more; a warp per row, rows
@@ -746,19 +749,13 @@ static bool two_rows_per_block(const choice *chosen)
  * wave. */
 START_TEST(forward_blocks_of_two_rows)
 {
-    fv_device device;
-    FV_ASSERT_OK(fv_sched_device_from_table("H100", &device));
-    choice chosen;
-    static const struct {
-        norm_kind kind;
-        fv_dtype dtype;
-        int64_t hidden;
-    } two_rows[] = {
+    static const forward_shape two_rows[] = {
         {NORM_RMS_FORWARD, FV_BF16, 4096},   /* 7 blocks/SM */
         {NORM_RMS_FORWARD, FV_F32, 2048},
         {NORM_SOFTMAX, FV_BF16, 8192},
         {NORM_LAYER_FORWARD, FV_F32, 1024},
     };
+    choice chosen;
     for (size_t i = 0; i < sizeof two_rows / sizeof two_rows[0]; i++) {
         choose_forward(two_rows[i].kind, two_rows[i].dtype, 16384, two_rows[i].hidden, "H100",
                        &chosen);
@@ -778,24 +775,22 @@ START_TEST(forward_blocks_of_two_rows)
     choose_forward(NORM_RMS_FORWARD, FV_BF16, 216, 4096, "H100", &chosen);
     ck_assert_int_eq(chosen.launch.grid[0], 216);
 
+    /* one wave on the H100's 132 SMs */
     static const struct {
-        norm_kind kind;
-        fv_dtype dtype;
-        int64_t hidden;
-        int grid; /* one wave on the H100's 132 SMs */
+        forward_shape shape;
+        int grid;
     } one_wave[] = {
-        {NORM_RMS_FORWARD, FV_BF16, 1024, 8 * 132},   /* a warp per row */
-        {NORM_LAYER_FORWARD, FV_BF16, 4096, 5 * 132}, /* rows held as float */
-        {NORM_SOFTMAX, FV_F32, 16384, 132},           /* 1 block per SM */
-        {NORM_LAYER_FORWARD, FV_F32, 4095, 3 * 132},  /* 1-element vectors */
+        {{NORM_RMS_FORWARD, FV_BF16, 1024}, 8 * 132},   /* a warp per row */
+        {{NORM_LAYER_FORWARD, FV_BF16, 4096}, 5 * 132}, /* rows held as float */
+        {{NORM_SOFTMAX, FV_F32, 16384}, 132},           /* 1 block per SM */
+        {{NORM_LAYER_FORWARD, FV_F32, 4095}, 3 * 132},  /* 1-element vectors */
     };
     for (size_t i = 0; i < sizeof one_wave / sizeof one_wave[0]; i++) {
-        choose_forward(one_wave[i].kind, one_wave[i].dtype, 16384, one_wave[i].hidden, "H100",
-                       &chosen);
+        const forward_shape *shape = &one_wave[i].shape;
+        choose_forward(shape->kind, shape->dtype, 16384, shape->hidden, "H100", &chosen);
         ck_assert_msg(!two_rows_per_block(&chosen), "%s", chosen.params.description);
         ck_assert_int_eq(chosen.launch.grid[0], one_wave[i].grid);
     }
-    ck_assert_int_eq(device.sm_count, 132);
 }
 END_TEST
 
