@@ -509,6 +509,20 @@ START_TEST(tma_inner_persistent_kernel_structure)
 }
 END_TEST
 
+/* Softmax divides each exp by the row's sum: a multiply by the sum's
+ * reciprocal (one IEEE division per thread and row), not a division per
+ * element. */
+START_TEST(division_by_a_row_value_is_a_reciprocal_multiply)
+{
+    char *source = generate_one(multiwave_families, NORM_SOFTMAX, FV_F32, 2048, 1024,
+                                "inner_persistent");
+    const char *code = kernel_code(source);
+    ck_assert_msg(strstr(code, "[lane] * (1.0f / v") != NULL, "%s", code);
+    ck_assert_msg(strstr(code, "[lane] / v") == NULL, "%s", code);
+    free(source);
+}
+END_TEST
+
 START_TEST(skeleton_filling)
 {
     const char *skeleton = "a @X@ b\n    @BODY@\nend\n";
@@ -538,6 +552,7 @@ static Suite *codegen_suite(void)
     tcase_add_test(tcase, warp_specialized_kernel_structure);
     tcase_add_test(tcase, warp_specialized_stage_in_registers);
     tcase_add_test(tcase, tma_inner_persistent_kernel_structure);
+    tcase_add_test(tcase, division_by_a_row_value_is_a_reciprocal_multiply);
     tcase_add_test(tcase, skeleton_filling);
     suite_add_tcase(suite, tcase);
     return suite;
