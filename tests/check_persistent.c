@@ -783,6 +783,7 @@ START_TEST(forward_blocks_of_two_rows)
         {{NORM_RMS_FORWARD, FV_BF16, 1024}, 8 * 132},   /* a warp per row */
         {{NORM_LAYER_FORWARD, FV_BF16, 4096}, 5 * 132}, /* rows held as float */
         {{NORM_SOFTMAX, FV_F32, 16384}, 132},           /* 1 block per SM */
+        {{NORM_RMS_FORWARD, FV_BF16, 16384}, 2 * 132},  /* 2 blocks per SM */
         {{NORM_LAYER_FORWARD, FV_F32, 4095}, 3 * 132},  /* 1-element vectors */
     };
     for (size_t i = 0; i < sizeof one_wave / sizeof one_wave[0]; i++) {

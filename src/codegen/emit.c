@@ -266,13 +266,18 @@ static const char *math_function(fv_op_kind kind, bool is_double)
 }
 
 /* True for a float division of a row's elements by one value per row
- * (softmax's exp / sum): it multiplies by the value's reciprocal, one IEEE
- * division per thread and row instead of one per element (within 1.5 ulp
- * of the quotient).  Per-element IEEE divisions kept softmax issue-bound. */
+ * (softmax's exp / sum; the divisor varies from row to row, not along a
+ * row): it multiplies by the value's reciprocal, one IEEE division per
+ * thread and row instead of one per element, within 1.5 ulp of the quotient
+ * while the divisor's magnitude is in [2^-126, 2^126] (a softmax sum is at
+ * least 1).  Per-element IEEE divisions kept softmax issue-bound.  Literals
+ * and scalar parameters keep the division. */
 static bool divides_row_by_scalar(const fv_emitter *emitter, const fv_op *op, bool is_double)
 {
-    return !is_double && fv_codegen_spans_inner(emitter->view, op->outputs[0]) &&
-           !fv_codegen_spans_inner(emitter->view, op->inputs[1]);
+    const fv_segment_view *view = emitter->view;
+    return !is_double && fv_codegen_spans_inner(view, op->outputs[0]) &&
+           !fv_codegen_spans_inner(view, op->inputs[1]) &&
+           fv_codegen_spans_outer(view, op->inputs[1]);
 }
 
 /* The C expression of an arithmetic op's result at `lane`, in `type`. */

@@ -15,6 +15,7 @@
  * shared memory overflows; the outer partials always live in registers.  When
  * a row fits neither, `choose` fails with FV_ERR_UNSUPPORTED and the plan
  * falls back to the general families. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -987,8 +988,8 @@ static bool two_round_blocks(const buffered_inputs *buffers, int vector, const c
                              int outer_reductions)
 {
     return outer_reductions == 0 && c->cluster == 1 && c->block_y == 1 && !c->paired &&
-           c->row_floats == 0 && c->blocks_per_sm >= SHORT_BLOCK_MIN_PER_SM &&
-           full_vectors(buffers, vector);
+           buffers->count > 0 && c->in_shared == all_buffers(buffers) && c->row_floats == 0 &&
+           c->blocks_per_sm >= SHORT_BLOCK_MIN_PER_SM && full_vectors(buffers, vector);
 }
 
 /* Blocks of a persistent grid: one wave of whole clusters (the launch
@@ -1014,7 +1015,7 @@ static int grid_blocks(const buffered_inputs *buffers, int vector, const fv_devi
     int64_t short_blocks = (outer + SHORT_BLOCK_ROUNDS - 1) / SHORT_BLOCK_ROUNDS;
     if (two_round_blocks(buffers, vector, c, outer_reductions) &&
         short_blocks >= SHORT_BLOCK_MIN_WAVES * groups)
-        return (int)short_blocks;
+        return (int)(short_blocks < INT_MAX ? short_blocks : INT_MAX); /* gridDim.x's limit */
     return (int)(groups * c->cluster);
 }
 
