@@ -308,6 +308,16 @@ static void assert_lines_in_order(const char *code, const char *const *lines)
     }
 }
 
+/* Asserts that the kernel of `source` has `lines` in order and not
+ * `absent`, then frees `source`. */
+static void assert_kernel_lines(char *source, const char *const *lines, const char *absent)
+{
+    const char *code = kernel_code(source);
+    assert_lines_in_order(code, lines);
+    ck_assert_msg(strstr(code, absent) == NULL, "present: %s", absent);
+    free(source);
+}
+
 /* The forms of the row copies: with a refilled slot, the first row's copies
  * before the loop and each row's next copies right after its floats are
  * read, behind a compiler fence; with one slot that is not refilled, the
@@ -350,10 +360,7 @@ START_TEST(row_copies_take_their_form)
         "fv_async_wait<0>();  // this row's copies have landed",
         NULL,
     };
-    code = kernel_code(source);
-    assert_lines_in_order(code, guarded);
-    ck_assert_ptr_null(strstr(code, "fv_compiler_fence();"));
-    free(source);
+    assert_kernel_lines(source, guarded, "fv_compiler_fence();");
 
     /* the guarded form also with the outer partials in shared memory (the
      * predicated one spilled there) and with 1-element vectors */
@@ -468,10 +475,7 @@ START_TEST(warp_specialized_stage_in_registers)
             "fv_barrier_arrive(&empty_barriers[stage]);  // this group is done with the stage",
             NULL,
         };
-        code = kernel_code(source);
-        assert_lines_in_order(code, released_after);
-        ck_assert_ptr_null(strstr(code, "float row_floats"));
-        free(source);
+        assert_kernel_lines(source, released_after, "float row_floats");
     }
 }
 END_TEST

@@ -39,6 +39,12 @@ static void choose_for(const fv_case *c, const char *device_name, choice *out)
     fv_plan_free(&plan);
 }
 
+/* Whether a forward choice's blocks each walk two rows (two_round_blocks). */
+static bool two_rows_per_block(const choice *chosen)
+{
+    return strstr(chosen->params.description, "2 rows per block (not one wave)") != NULL;
+}
+
 /* Budgets every persistent choice must respect on `device_name`. */
 static void assert_fits(const choice *chosen, const char *device_name, int64_t rows)
 {
@@ -53,7 +59,7 @@ static void assert_fits(const choice *chosen, const char *device_name, int64_t r
      * (or a single block) */
     int64_t blocks = chosen->launch.grid[0];
     int least_rows = strcmp(chosen->family, "inner_persistent") == 0 ? 1 : 8;
-    if (strstr(chosen->params.description, "2 rows per block (not one wave)") != NULL)
+    if (two_rows_per_block(chosen))
         ck_assert_int_eq(blocks, (rows + 1) / 2);
     else
         ck_assert_int_le(blocks, (int64_t)device.sm_count * 32);
@@ -690,11 +696,6 @@ typedef struct forward_shape {
 static bool rows_held_as_float(const choice *chosen)
 {
     return strstr(chosen->params.description, "held as float in registers: the row buffers") != NULL;
-}
-
-static bool two_rows_per_block(const choice *chosen)
-{
-    return strstr(chosen->params.description, "2 rows per block (not one wave)") != NULL;
 }
 
 /* Forward kernels with a var_mean (layer norm) hold 16-bit rows of full

@@ -51,6 +51,23 @@ __global__ void checksum(const T *p, long long count, double *out)
     atomicAdd(out, s);
 }
 
+// The checksums of three outputs (`a` of `a_count` elements, then `b` and
+// `c`) into host[3].
+template <typename A, typename B, typename C>
+int output_checksums(const A *a, long long a_count, const B *b, long long b_count, const C *c,
+                     long long c_count, double host[3])
+{
+    double *sums;
+    CK(cudaMalloc(&sums, 3 * sizeof(double)));
+    CK(cudaMemset(sums, 0, 3 * sizeof(double)));
+    checksum<<<1024, 256>>>(a, a_count, sums);
+    checksum<<<64, 256>>>(b, b_count, sums + 1);
+    checksum<<<64, 256>>>(c, c_count, sums + 2);
+    CK(cudaMemcpy(host, sums, 3 * sizeof(double), cudaMemcpyDeviceToHost));
+    CK(cudaFree(sums));
+    return 0;
+}
+
 // Times launch_kernel() and launch_copy() alternately, 25 runs each with the
 // L2 flushed before each, and leaves the medians of the last 20 (ms).
 template <typename Kernel, typename Copy>

@@ -72,14 +72,9 @@ int main()
     float kernel_ms, copy_ms;
     if (time_against_copy(launch_kernel, launch_copy, &kernel_ms, &copy_ms) != 0)
         return 1;
-    double *sums;
-    CK(cudaMalloc(&sums, 24));
-    CK(cudaMemset(sums, 0, 24));
-    checksum<<<1024, 256>>>(dx, n * h, sums);
-    checksum<<<16, 256>>>(dw, h, sums + 1);
-    checksum<<<16, 256>>>(db, h, sums + 2);
     double host[3];
-    CK(cudaMemcpy(host, sums, 24, cudaMemcpyDeviceToHost));
+    if (output_checksums(dx, n * h, dw, h, db, h, host) != 0)
+        return 1;
     printf("%-24s checksum dx %.6e dw %.6e db %.6e\n", LABEL, host[0], host[1], host[2]);
     double bytes = 3.0 * n * h * 2 + 2.0 * n * 4;
     printf("%-24s %8.2f us  %6.3f TB/s   copy(1.5x n h 2B) %8.2f us  %6.3f TB/s  ratio %.3f\n",
