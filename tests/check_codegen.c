@@ -527,6 +527,44 @@ START_TEST(division_by_a_row_value_is_a_reciprocal_multiply)
 }
 END_TEST
 
+/* Softmax's sum pass keeps each exp in registers for the epilogue, which
+ * divides it without reading the row or calling expf again: one expf per
+ * element (bf16 16384 x 4096 on the H100: batch 4 of 8-element vectors). */
+START_TEST(softmax_keeps_its_exp_for_the_epilogue)
+{
+    char *source = generate_one(multiwave_families, NORM_SOFTMAX, FV_BF16, 16384, 4096,
+                                "inner_persistent");
+    const char *code = kernel_code(source);
+    static const char *const kept[] = {
+        "// reduction level 2",
+        "float held5[4][8];  // v5, kept for the epilogue",
+        "v5[lane] = expf(v4[lane]);",
+        "held5[b][lane] = v5[lane];",
+        "sums2[0] += v5[lane];",
+        "const float (&v5)[8] = held5[b];  // v5, from the last reduction pass",
+        "v8[lane] = v5[lane] * (1.0f / v7);",
+        "fv_store<8>(out0",
+        NULL,
+    };
+    assert_lines_in_order(code, kept);
+    const char *first = strstr(code, "expf(");
+    ck_assert_ptr_null(strstr(first + 1, "expf("));
+    /* the epilogue reads no row buffer */
+    const char *epilogue = strstr(code, "held5[b];  // v5, from");
+    ck_assert_ptr_null(strstr(epilogue, "fv_load<8>(buffer0"));
+    free(source);
+    /* fp32 rows on 16-byte vectors keep computing it twice */
+    source = generate_one(multiwave_families, NORM_SOFTMAX, FV_F32, 16384, 4096,
+                          "inner_persistent");
+    code = kernel_code(source);
+    ck_assert_ptr_null(strstr(code, "held"));
+    first = strstr(code, "expf(");
+    ck_assert_ptr_nonnull(first);
+    ck_assert_ptr_nonnull(strstr(first + 1, "expf("));
+    free(source);
+}
+END_TEST
+
 START_TEST(skeleton_filling)
 {
     const char *skeleton = "a @X@ b\n    @BODY@\nend\n";
@@ -557,6 +595,7 @@ static Suite *codegen_suite(void)
     tcase_add_test(tcase, warp_specialized_stage_in_registers);
     tcase_add_test(tcase, tma_inner_persistent_kernel_structure);
     tcase_add_test(tcase, division_by_a_row_value_is_a_reciprocal_multiply);
+    tcase_add_test(tcase, softmax_keeps_its_exp_for_the_epilogue);
     tcase_add_test(tcase, skeleton_filling);
     suite_add_tcase(suite, tcase);
     return suite;

@@ -796,6 +796,59 @@ START_TEST(forward_blocks_of_two_rows)
 }
 END_TEST
 
+static bool keeps_exp(const choice *chosen)
+{
+    const char *kept = strstr(chosen->params.description, ", the last reduction pass keeps ");
+    return kept != NULL && strstr(kept, " as float in registers for the epilogue") != NULL;
+}
+
+/* Softmax keeps its exp in registers from the sum pass for the epilogue on
+ * issue-bound rows (16-bit on vectors of 4 bytes or more, fp32 under 16
+ * bytes) wherever that leaves 12 or more warps per SM, though it costs
+ * blocks; fp32 on 16-byte vectors, 16-bit rows of an odd length (2-byte
+ * copies), 8 warps per SM and norms without an exp do not. */
+START_TEST(softmax_keeps_exp_where_rows_are_issue_bound)
+{
+    static const struct {
+        forward_shape shape;
+        int blocks_per_sm;  /* with the exp held */
+    } kept[] = {
+        {{NORM_SOFTMAX, FV_BF16, 4096}, 5},
+        {{NORM_SOFTMAX, FV_F16, 768}, 5},   /* 4 rows per block */
+        {{NORM_SOFTMAX, FV_BF16, 6144}, 4},  /* 7 blocks per SM without it */
+        {{NORM_SOFTMAX, FV_BF16, 12288}, 3}, /* 12 warps per SM */
+        {{NORM_SOFTMAX, FV_F16, 16384}, 2}, /* 256 threads */
+        {{NORM_SOFTMAX, FV_F32, 1987}, 5},   /* 1-element vectors */
+    };
+    choice chosen;
+    char expected[32];
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+        const forward_shape *shape = &kept[i].shape;
+        choose_forward(shape->kind, shape->dtype, 16384, shape->hidden, "H100", &chosen);
+        ck_assert_msg(keeps_exp(&chosen), "%s", chosen.params.description);
+        snprintf(expected, sizeof expected, ", %d blocks/SM", kept[i].blocks_per_sm);
+        ck_assert_msg(strstr(chosen.params.description, expected) != NULL, "%s",
+                      chosen.params.description);
+        assert_fits(&chosen, "H100", 16384);
+    }
+    static const forward_shape not_kept[] = {
+        {NORM_SOFTMAX, FV_F32, 4096},    /* memory-bound */
+        {NORM_SOFTMAX, FV_BF16, 4095},   /* 2-byte synchronous copies */
+        {NORM_SOFTMAX, FV_BF16, 20480},  /* would leave 8 warps per SM */
+        {NORM_SOFTMAX, FV_F16, 32768},  /* no room at 512 threads */
+        {NORM_LAYER_FORWARD, FV_BF16, 4096},
+        {NORM_RMS_FORWARD, FV_BF16, 2048},
+    };
+    for (size_t i = 0; i < sizeof not_kept / sizeof not_kept[0]; i++) {
+        choose_forward(not_kept[i].kind, not_kept[i].dtype, 16384, not_kept[i].hidden, "H100",
+                       &chosen);
+        ck_assert_msg(!keeps_exp(&chosen) &&
+                          strstr(chosen.params.description, "keeps") == NULL,
+                      "%s", chosen.params.description);
+    }
+}
+END_TEST
+
 static bool slot_refilled(const choice *chosen)
 {
     return strstr(chosen->params.description,
@@ -1120,6 +1173,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, forward_norms_are_inner_persistent);
     tcase_add_test(tcase, forward_rows_held_as_float_in_one_wave);
     tcase_add_test(tcase, forward_blocks_of_two_rows);
+    tcase_add_test(tcase, softmax_keeps_exp_where_rows_are_issue_bound);
     tcase_add_test(tcase, forward_rows_refill_one_slot_for_the_cache);
     tcase_add_test(tcase, seed_003_tma_inner_persistent);
     tcase_add_test(tcase, irregular_sizes);

@@ -26,6 +26,7 @@
 
 enum {
     MAX_REDUCTIONS = 16,
+    MAX_HELD_VALUES = 2,      /* recomputed_values: most values the epilogue reads back */
     MAX_CANDIDATES = 8,
     REGISTER_OVERHEAD = 64,   /* registers besides the buffers (measured on our kernels:
                                  nvFuser's 40 is for its own) */
@@ -60,6 +61,7 @@ enum {
     SHORT_BLOCK_MIN_WAVES = 4, /* ... and fewest waves its blocks must fill (at 1-2 waves,
                                   N = 2049, they ran -4.5..+4.9% on an H200) */
     FORWARD_FLOAT_ELEMENTS = 32, /* hold_forward_row_floats: most elements of a row per thread */
+    HELD_VALUE_MIN_WARPS = 12, /* hold_recomputed_values: fewest warps per SM it leaves */
     ROW_PAIR_THREADS = 128,   /* pair_rows: two rows of this many threads per block */
     ROW_PAIR_MAX_ELEMENTS = 48, /* pair_rows: at most this many elements per thread in
                                    the pair (two outer reductions) */
@@ -156,6 +158,70 @@ static fv_status analyze(const fv_segment_view *view, persistent_analysis *a)
         }
     }
     return FV_OK;
+}
+
+/* Ops that call a math function per element (exp, log, pow): several
+ * instructions each, a transcendental among them. */
+static bool calls_math_function(fv_op_kind kind)
+{
+    return kind == FV_OP_EXP || kind == FV_OP_LOG || kind == FV_OP_POW;
+}
+
+/* The values a forward kernel's epilogue would compute a second time from
+ * the row buffers: inputs of the last reduction level's reductions that the
+ * outputs along the row use, and whose computation from the buffers calls a
+ * math function (softmax's exp(x - max): the sum pass computes it, the
+ * epilogue divides it).  Stores at most MAX_HELD_VALUES of them in `values`
+ * (NULL: only counts) and returns how many; 0 for kernels with outer
+ * reductions and on allocation failure. */
+static int recomputed_values(const fv_segment_view *view, const persistent_analysis *a,
+                             int32_t *values)
+{
+    const fv_fusion *fusion = view->fusion;
+    if (a->outer_count > 0 || a->levels == 0)
+        return 0;
+    bool *costly = calloc((size_t)fusion->value_count + 1, sizeof(bool));
+    bool *used = calloc((size_t)fusion->value_count + 1, sizeof(bool));
+    int32_t found[MAX_HELD_VALUES];
+    int count = 0;
+    if (costly == NULL || used == NULL)
+        goto done;
+    for (int32_t i = 0; i < view->op_count; i++) {
+        const fv_op *op = &fusion->ops[view->order[i]];
+        bool along_row = fv_codegen_spans_inner(view, op->outputs[0]);
+        bool calls = calls_math_function(op->kind);
+        for (int k = 0; k < op->input_count; k++)
+            calls = calls || costly[op->inputs[k]];
+        costly[op->outputs[0]] = along_row && calls;
+    }
+    for (int32_t o = 0; o < fusion->output_count; o++) {
+        int32_t id = fusion->outputs[o];
+        used[id] = fv_codegen_spans_inner(view, id) && fv_codegen_spans_outer(view, id);
+    }
+    for (int32_t i = view->op_count - 1; i >= 0; i--) {
+        const fv_op *op = &fusion->ops[view->order[i]];
+        bool reduction = fv_ir_op_category(op->kind) == FV_CATEGORY_REDUCTION &&
+                         !fv_ir_is_trivial_reduction(fusion, op);
+        if (!used[op->outputs[0]] || reduction)
+            continue;
+        for (int k = 0; k < op->input_count; k++)
+            used[op->inputs[k]] = true;
+    }
+    for (int r = 0; r < a->inner_count && count < MAX_HELD_VALUES; r++) {
+        int32_t v = a->inner[r]->inputs[0];
+        bool listed = false;
+        for (int k = 0; k < count; k++)
+            listed = listed || found[k] == v;
+        if (a->inner_level[r] == a->levels && costly[v] && used[v] && !listed &&
+            fv_codegen_spans_outer(view, v))
+            found[count++] = v;
+    }
+    if (values != NULL)
+        memcpy(values, found, (size_t)count * sizeof *found);
+done:
+    free(costly);
+    free(used);
+    return count;
 }
 
 /* Inputs spanning both axes: kept per row in the row buffers. */
@@ -279,6 +345,9 @@ enum {
                               floats after the row slots, caches and statistics) instead of
                               registers; where a row fits a block no other way, and in clusters
                               (place_partials_in_shared, shared_partials_pay) */
+    EXTRA_HELD_VALUES,    /* forward: 1 if the last reduction pass keeps the values the
+                             epilogue would compute again (recomputed_values) as float in
+                             registers for it (hold_recomputed_values) */
 };
 
 typedef struct buffered_inputs {
@@ -418,6 +487,7 @@ typedef struct candidate {
     unsigned row_floats;       /* bit per buffered input: also held as float in registers */
     bool weight_floats;        /* row-constant inputs held as float in registers */
     unsigned partials_in_shared; /* bit per outer reduction: its partials in shared memory */
+    int held_values;           /* recomputed values kept in registers for the epilogue */
     int row_capacity;          /* elements of a row the block's row group covers */
     const char *limit;         /* what limits blocks per SM */
 } candidate;
@@ -878,18 +948,64 @@ static void refill_for_cache(const buffered_inputs *buffers, const fv_device *de
         *c = held;
 }
 
+/* True if a forward kernel over `buffers` issues more instructions per
+ * byte it moves than rows of fp32 on 16-byte vectors do (2-byte elements,
+ * or vectors under 16 bytes), while every copy stays asynchronous (4 bytes
+ * or more: a 2-byte copy passes through registers, and its latency needs
+ * the blocks per SM that held values would take). */
+static bool issue_bound_rows(const buffered_inputs *buffers, int vector)
+{
+    for (int i = 0; i < buffers->count; i++) {
+        int copy_bytes = vector * (int)buffers->element_bytes[i];
+        if (copy_bytes < 4 || (buffers->element_bytes[i] > 2 && copy_bytes >= 16))
+            return false;
+    }
+    return buffers->count > 0;
+}
+
+/* Forward kernels whose epilogue would compute again `recomputed` values
+ * that call a math function (recomputed_values: softmax's exp(x - max))
+ * keep them as float in registers from the last reduction pass, so that
+ * the epilogue neither reads the row from shared memory again nor calls
+ * the function: on issue-bound rows (issue_bound_rows), where the registers
+ * leave at least HELD_VALUE_MIN_WARPS warps per SM.  Measured on an H200
+ * (bench/results/h200-2026-11-23.md, "Softmax: exp kept for the
+ * epilogue"), softmax fwd at N = 16384: 16-bit H = 768-16384 +12..+27%,
+ * fp32 rows of an odd length (1-element vectors) 1023 / 1987 +14 / +27%;
+ * at 8 warps per SM (16-bit 20480 / 24576, 256 threads) -4..-12%; fp32
+ * on 16-byte vectors, memory-bound, -6.5..+3.0%; 16-bit rows of an odd
+ * length (2-byte synchronous copies) -0.5..-29%. */
+static void hold_recomputed_values(const buffered_inputs *buffers, const fv_device *device,
+                                   int vector, int recomputed, candidate *c)
+{
+    if (recomputed == 0 || c->cluster != 1 || !issue_bound_rows(buffers, vector))
+        return;
+    candidate held = *c;
+    held.held_values = recomputed;
+    held.registers += recomputed * c->batch * vector;
+    if (held.registers > MAX_REGISTERS - FLOATS_REGISTER_MARGIN ||
+        held.registers > launch_bounds_registers(device, held.threads))
+        return;
+    occupancy(device, &held);
+    if (held.blocks_per_sm * held.threads / 32 >= HELD_VALUE_MIN_WARPS)
+        *c = held;
+}
+
 /* What follows the block-size search, in this order (each takes only what
  * the one before leaves): the multi-wave cap on blocks per SM, or, in
- * forward kernels, the row floats of those with a `var_mean` and the
- * refilled slot that makes room for the cache; the floats held in spare
- * registers; the deeper prefetch. */
+ * forward kernels, the row floats of those with a `var_mean`, the values
+ * the epilogue would compute again (`recomputed` of them) and the refilled
+ * slot that makes room for the cache; the floats held in spare registers;
+ * the deeper prefetch. */
 static void finish_candidate(const buffered_inputs *buffers, const fv_device *device,
-                             int outer_reductions, int vector, bool var_mean, candidate *c)
+                             int outer_reductions, int vector, bool var_mean, int recomputed,
+                             candidate *c)
 {
     if (outer_reductions > 0) {
         cap_multiwave_blocks(device, vector, c);
     } else {
         hold_forward_row_floats(buffers, device, vector, var_mean, c);
+        hold_recomputed_values(buffers, device, vector, recomputed, c);
         refill_for_cache(buffers, device, vector, c);
     }
     hold_floats(buffers, device, vector, c);
@@ -923,7 +1039,7 @@ static bool pair_rows(const buffered_inputs *buffers, const fv_device *device,
     if (!make_candidate(buffers, device, outer_reductions, vector, inner, 2 * ROW_PAIR_THREADS, 1,
                         ROW_PAIR_THREADS, false, pair))
         return false;
-    finish_candidate(buffers, device, outer_reductions, vector, false /* forward only */, pair);
+    finish_candidate(buffers, device, outer_reductions, vector, false /* forward only */, 0, pair);
     pair->paired = true;  /* block_y is 2: the row needs 256 threads or more */
     return pair->blocks_per_sm == 1 && !rereads_row_constants(buffers, pair);
 }
@@ -1036,6 +1152,10 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     find_buffered(view, &buffers);
     int vector = fv_family_vector_width(view, inner);
     bool var_mean = has_var_mean(view);
+    persistent_analysis analysis;
+    FV_TRY(analyze(view, &analysis));
+    int recomputed = recomputed_values(view, &analysis, NULL);
+    analysis_free(&analysis);
     bool found = false;
     int64_t row_bytes = inner * (int64_t)row_element_bytes(&buffers);
     for (int cluster = 1; !found && cluster <= max_cluster; cluster *= 2) {
@@ -1056,7 +1176,7 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
         FV_FAIL(FV_ERR_UNSUPPORTED,
                 "a row of %lld elements does not fit the persistent budgets (%s)",
                 (long long)inner, fv_text_str(considered));
-    finish_candidate(&buffers, device, outer_reductions, vector, var_mean, best);
+    finish_candidate(&buffers, device, outer_reductions, vector, var_mean, recomputed, best);
     candidate pair;
     if (pair_rows(&buffers, device, outer_reductions, vector, inner, best, &pair))
         *best = pair;
@@ -1067,7 +1187,8 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
         candidate split;
         if (search_blocks(&buffers, device, outer_reductions, vector, inner, outer, 2, false,
                           &split, considered)) {
-            finish_candidate(&buffers, device, outer_reductions, vector, var_mean, &split);
+            finish_candidate(&buffers, device, outer_reductions, vector, var_mean, recomputed,
+                             &split);
             split.split_for_constants = true;
             if (!rereads_row_constants(&buffers, &split))
                 *best = split;
@@ -1090,7 +1211,30 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     params->extra[EXTRA_ROW_FLOATS] = (int)best->row_floats;
     params->extra[EXTRA_WEIGHT_FLOATS] = best->weight_floats ? all_cached : 0;
     params->extra[EXTRA_SHARED_PARTIALS] = (int)best->partials_in_shared;
+    params->extra[EXTRA_HELD_VALUES] = best->held_values > 0;
     return FV_OK;
+}
+
+/* ", the last reduction pass keeps e as float in registers for the
+ * epilogue" naming the recomputed values (empty if there are none). */
+static void held_values_text(const fv_segment_view *view, char *text, size_t size)
+{
+    persistent_analysis a;
+    int32_t values[MAX_HELD_VALUES];
+    text[0] = '\0';
+    if (analyze(view, &a) != FV_OK)
+        return;
+    int count = recomputed_values(view, &a, values);
+    analysis_free(&a);
+    char labels[96] = "", label[40];
+    for (int k = 0; k < count; k++) {
+        size_t used = strlen(labels);
+        snprintf(labels + used, sizeof labels - used, "%s%s", k > 0 ? " and " : "",
+                 fv_ir_value_label(view->fusion, values[k], label));
+    }
+    if (count > 0)
+        snprintf(text, size, ", the last reduction pass keeps %s as float in registers for "
+                             "the epilogue", labels);
 }
 
 static fv_status inner_persistent_choose(const fv_segment_view *view, const fv_case *c,
@@ -1102,15 +1246,17 @@ static fv_status inner_persistent_choose(const fv_segment_view *view, const fv_c
     if (status == FV_OK) {
         buffered_inputs buffers;
         find_buffered(view, &buffers);
-        char placement[256], short_blocks[64];
+        char placement[256], short_blocks[64], held[128] = "";
         placement_text(&buffers, &best, placement, sizeof placement);
         snprintf(short_blocks, sizeof short_blocks, ", %d rows per block (not one wave)",
                  SHORT_BLOCK_ROUNDS);
+        if (best.held_values > 0)
+            held_values_text(view, held, sizeof held);
         snprintf(params->description, sizeof params->description,
-                 "inner persistent: %d x %d threads, batch %d of %d-element vectors, %s, ~%d "
+                 "inner persistent: %d x %d threads, batch %d of %d-element vectors, %s%s, ~%d "
                  "registers, %d blocks/SM (limited by %s)%s",
-                 best.block_x, best.block_y, best.batch, params->vector, placement, best.registers,
-                 best.blocks_per_sm, best.limit,
+                 best.block_x, best.block_y, best.batch, params->vector, placement, held,
+                 best.registers, best.blocks_per_sm, best.limit,
                  best.grid > best.blocks_per_sm * device->sm_count ? short_blocks : "");
     }
     fv_text_free(&considered);
@@ -1575,6 +1721,8 @@ typedef struct persistent_emit {
     char **buffered_lines;      /* per value id: the line reading its buffer */
     fv_text before_rows, row_start, fetch, prologue, load, stages, epilogue, partials,
         write_partials, stage_two, parameters;
+    int32_t held[MAX_HELD_VALUES]; /* EXTRA_HELD_VALUES: values the last reduction pass keeps */
+    int held_count;                /* as float in registers (held<value>[batch][vector]) */
     bool grouped;               /* grouped_step: a step's rows share one group reduction */
     fv_text accumulate, group_sum, grouped_rows; /* grouped: the first pass of a step */
     int step_sums;              /* grouped: sums of the step's rows (unroll x per row) */
@@ -2396,6 +2544,45 @@ static void emit_group_sum(persistent_emit *p, const char *name, int level, int 
  * pass of var_mean, the sum) and one per max.  var_mean takes a second pass
  * over the buffered row for the squared deviations from the mean (two-pass:
  * more accurate than Welford's update and free of its divisions). */
+/* Declares the arrays of the values the last reduction pass keeps for
+ * the epilogue: held<value>[batch][vector] floats. */
+static void declare_held_values(persistent_emit *p)
+{
+    for (int k = 0; k < p->held_count; k++) {
+        char label[40];
+        fv_codegen_line(&p->e, "float held%d[%d][%d];  // %s, kept for the epilogue",
+                        (int)p->held[k], p->params->serial, p->params->vector,
+                        fv_ir_value_label(p->view->fusion, p->held[k], label));
+    }
+}
+
+/* In the last reduction pass's batch loop: copies the held values' lanes
+ * of this batch step into their arrays. */
+static void keep_held_values(persistent_emit *p)
+{
+    for (int k = 0; k < p->held_count; k++) {
+        char value[64];
+        fv_codegen_value(&p->e, p->held[k], "lane", value, sizeof value);
+        fv_codegen_line(&p->e, "#pragma unroll");
+        fv_codegen_line(&p->e, "for (int lane = 0; lane < %d; ++lane)", p->params->vector);
+        fv_codegen_line(&p->e, "    held%d[b][lane] = %s;", (int)p->held[k], value);
+    }
+}
+
+/* In the epilogue's batch loop: the held values as this batch step's
+ * lanes, declared so that the epilogue does not compute them again. */
+static void read_held_values(persistent_emit *p)
+{
+    for (int k = 0; k < p->held_count; k++) {
+        char label[40];
+        int32_t v = p->held[k];
+        fv_codegen_line(&p->e, "const float (&v%d)[%d] = held%d[b];  // %s, from the last reduction pass",
+                        (int)v, p->params->vector, (int)v,
+                        fv_ir_value_label(p->view->fusion, v, label));
+        p->e.declared[v] = true;
+    }
+}
+
 static void emit_reduction_level(persistent_emit *p, int level)
 {
     fv_emitter *e = &p->e;
@@ -2423,6 +2610,9 @@ static void emit_reduction_level(persistent_emit *p, int level)
         fv_codegen_line(e, "float sums%d[%d] = {};  // grouped: one block reduction for all", level,
                         group_count);
     }
+    bool keeps = level == a->levels && p->held_count > 0;  /* held values: the last pass */
+    if (keeps)
+        declare_held_values(p);
     bool *saved = fv_codegen_save(e);
     open_batch_loop(e, params, "row_active && ");
     memset(p->targets, 0, (size_t)fusion->value_count + 1);
@@ -2430,6 +2620,8 @@ static void emit_reduction_level(persistent_emit *p, int level)
         if (a->inner_level[r] == level)
             p->targets[a->inner[r]->inputs[0]] = true;
     fv_codegen_compute(e, p->targets, (fv_emit_index){"safe_row", "column"});
+    if (keeps && var_means == 0)
+        keep_held_values(p);
     for (int r = 0; r < a->inner_count; r++) {
         if (a->inner_level[r] != level)
             continue;
@@ -2490,6 +2682,8 @@ static void emit_reduction_level(persistent_emit *p, int level)
     saved = fv_codegen_save(e);
     open_batch_loop(e, params, "row_active && ");
     fv_codegen_compute(e, p->targets, (fv_emit_index){"safe_row", "column"});
+    if (keeps)
+        keep_held_values(p);
     int square = 0;
     for (int r = 0; r < a->inner_count; r++) {
         const fv_op *op = a->inner[r];
@@ -2542,6 +2736,7 @@ static void emit_epilogue(persistent_emit *p)
     e->out = &p->epilogue;
     bool *saved = fv_codegen_save(e);
     open_batch_loop(e, p->params, "");
+    read_held_values(p);
     for (int32_t o = 0; o < fusion->output_count; o++) {
         int32_t id = fusion->outputs[o];
         if (!fv_codegen_spans_inner(p->view, id) || !fv_codegen_spans_outer(p->view, id))
@@ -2854,6 +3049,8 @@ static fv_status emit_sections(persistent_emit *p)
     p->e.buffered_load = (const char **)p->buffered_lines;
     p->e.keep_row_constants_in_l1 = keeps_row_constants_in_l1(p);
     p->grouped = grouped_step(p);
+    if (p->params->extra[EXTRA_HELD_VALUES] != 0 && !warp_specialized(p->kind))
+        p->held_count = recomputed_values(p->view, &p->analysis, p->held);
     p->scratch_per_row = scratch_per_row(&p->analysis) *
                          (p->grouped ? p->params->extra[EXTRA_WS_UNROLL] : 1);
     write_cluster_setup(p);
