@@ -363,19 +363,21 @@ START_TEST(row_copies_take_their_form)
     assert_kernel_lines(source, guarded, "fv_compiler_fence();");
 
     /* the guarded form also with the outer partials in shared memory (the
-     * predicated one spilled there) and with 1-element vectors */
+     * predicated one spilled there) and with 1-element vectors (fp32: 16-bit
+     * ones are copied as aligned chunks) */
     static const struct {
         norm_kind kind;
+        fv_dtype dtype;
         int64_t hidden;
         const char *family, *copy;
     } guarded_too[] = {
-        {NORM_LAYER_BACKWARD, 24576, "inner_outer_persistent",
+        {NORM_LAYER_BACKWARD, FV_BF16, 24576, "inner_outer_persistent",
          "fv_copy_async<8>(buffer0_slots + (0) * 24576 + column, in0 + fetch_row * inner + column);"},
-        {NORM_LAYER_FORWARD, 4095, "inner_persistent",
+        {NORM_LAYER_FORWARD, FV_F32, 4095, "inner_persistent",
          "fv_copy_async<1>(buffer0_slots + (0) * 4096 + column, in0 + fetch_row * inner + column);"},
     };
     for (size_t i = 0; i < sizeof guarded_too / sizeof guarded_too[0]; i++) {
-        source = generate_one(multiwave_families, guarded_too[i].kind, FV_BF16, 16384,
+        source = generate_one(multiwave_families, guarded_too[i].kind, guarded_too[i].dtype, 16384,
                               guarded_too[i].hidden, guarded_too[i].family);
         code = kernel_code(source);
         ck_assert_msg(strstr(code, guarded_too[i].copy) != NULL, "missing: %s", guarded_too[i].copy);
@@ -565,6 +567,48 @@ START_TEST(softmax_keeps_its_exp_for_the_epilogue)
 }
 END_TEST
 
+/* 16-bit rows of an odd length are copied as the aligned 16-byte chunks
+ * that hold them: the chunk of the row's first element onwards, a chunk
+ * past the tensor's end element by element (fv_copy_chunk); the row is read
+ * at its first element's offset in the chunk, after its copies have landed
+ * and a block barrier, and only then do the next row's copies go into the
+ * slot the last row used (LN fwd bf16 2049 x 1987: batch 16 of 128
+ * threads, slots of 2048 + 16 elements). */
+START_TEST(odd_rows_are_copied_as_aligned_chunks)
+{
+    char *source = generate_one(multiwave_families, NORM_LAYER_FORWARD, FV_BF16, 2049, 1987,
+                                "inner_persistent");
+    static const char *const spans[] = {
+        "// (each slot 16 elements more: the 16-byte chunks around the row)",
+        "// The first row's copies",
+        "const long long span_begin = row_begin & ~7LL;",
+        "for (int step = 0; step < 3; ++step) {",
+        "const long long at = span_begin + (long long)(step * 128 + (int)threadIdx.x) * 8;",
+        "if (at < row_begin + inner)",
+        "fv_copy_chunk<8>(buffer0_slots + (0) * 2064 + (int)(at - span_begin), in0 + at, outer * inner - at);",
+        "const __nv_bfloat16 *const buffer0 = buffer0_slots + slot * 2064 + (int)((safe_row * inner) & 7);",
+        "fv_async_wait<0>();  // this row's copies have landed",
+        "__syncthreads();  // ... all of them: threads read chunks others copied",
+        "const long long fetch_row = row + row_stride;",
+        "fv_copy_chunk<8>(buffer0_slots + (slot ^ 1) * 2064",
+        "fv_async_commit();",
+        "// reduction level 1",
+        "fv_load<1>(buffer0 + column, v",
+        NULL,
+    };
+    assert_kernel_lines(source, spans, "fv_copy_async<1>(buffer0_slots");
+    /* fp32 rows of an odd length keep their 4-byte asynchronous copies */
+    source = generate_one(multiwave_families, NORM_LAYER_FORWARD, FV_F32, 2049, 1987,
+                          "inner_persistent");
+    static const char *const asynchronous[] = {
+        "fv_copy_async<1>(buffer0_slots + (slot ^ 1)",
+        "fv_async_wait<1>();  // this row's copies have landed",
+        NULL,
+    };
+    assert_kernel_lines(source, asynchronous, "fv_copy_chunk");
+}
+END_TEST
+
 START_TEST(skeleton_filling)
 {
     const char *skeleton = "a @X@ b\n    @BODY@\nend\n";
@@ -596,6 +640,7 @@ static Suite *codegen_suite(void)
     tcase_add_test(tcase, tma_inner_persistent_kernel_structure);
     tcase_add_test(tcase, division_by_a_row_value_is_a_reciprocal_multiply);
     tcase_add_test(tcase, softmax_keeps_its_exp_for_the_epilogue);
+    tcase_add_test(tcase, odd_rows_are_copied_as_aligned_chunks);
     tcase_add_test(tcase, skeleton_filling);
     suite_add_tcase(suite, tcase);
     return suite;

@@ -849,6 +849,64 @@ START_TEST(softmax_keeps_exp_where_rows_are_issue_bound)
 }
 END_TEST
 
+static bool copies_spans(const choice *chosen)
+{
+    return strstr(chosen->params.description, "as the aligned 16-byte chunks that hold it") != NULL;
+}
+
+/* Forward rows of 16 bits and an odd length, which would take 2-byte
+ * synchronous copies, are copied as the aligned 16-byte chunks that hold
+ * them (each slot 16 elements longer); fp32 rows of an odd length (4-byte
+ * copies, asynchronous), rows of full vectors and backward kernels are not.
+ * Softmax keeps its exp over spans too, up to 16 elements per thread on
+ * 1-element vectors. */
+START_TEST(odd_rows_copy_aligned_spans)
+{
+    static const struct {
+        forward_shape shape;
+        bool exp_kept;
+    } spanned[] = {
+        {{NORM_LAYER_FORWARD, FV_BF16, 4095}, false},
+        {{NORM_RMS_FORWARD, FV_F16, 1987}, false},
+        {{NORM_SOFTMAX, FV_BF16, 1023}, true},   /* batch 8 */
+        {{NORM_SOFTMAX, FV_F16, 1987}, true},    /* batch 16 */
+        {{NORM_SOFTMAX, FV_BF16, 4095}, false},  /* batch 32 */
+    };
+    choice chosen;
+    fv_device device;
+    FV_ASSERT_OK(fv_sched_device_from_table("H100", &device));
+    for (size_t i = 0; i < sizeof spanned / sizeof spanned[0]; i++) {
+        const forward_shape *shape = &spanned[i].shape;
+        choose_forward(shape->kind, shape->dtype, 16384, shape->hidden, "H100", &chosen);
+        ck_assert_msg(copies_spans(&chosen), "%s", chosen.params.description);
+        ck_assert_msg(keeps_exp(&chosen) == spanned[i].exp_kept, "%s", chosen.params.description);
+        ck_assert_int_eq(chosen.params.vector, 1);
+        /* two slots of the row capacity and 16 elements more, then the
+         * row-constant inputs' cache, within the device's shared memory */
+        int64_t slots_bytes = 2 * ((int64_t)chosen.params.serial * chosen.params.block_x + 16) * 2;
+        ck_assert_int_ge(chosen.launch.dynamic_shared_bytes, slots_bytes);
+        assert_fits(&chosen, "H100", 16384);
+    }
+    /* the tensor's last row ends inside a chunk: the same form */
+    choose_forward(NORM_LAYER_FORWARD, FV_BF16, 2049, 1987, "H100", &chosen);
+    ck_assert_msg(copies_spans(&chosen), "%s", chosen.params.description);
+
+    static const forward_shape not_spanned[] = {
+        {NORM_LAYER_FORWARD, FV_F32, 1987},
+        {NORM_SOFTMAX, FV_F32, 4095},
+        {NORM_RMS_FORWARD, FV_BF16, 4096},
+    };
+    for (size_t i = 0; i < sizeof not_spanned / sizeof not_spanned[0]; i++) {
+        choose_forward(not_spanned[i].kind, not_spanned[i].dtype, 16384, not_spanned[i].hidden,
+                       "H100", &chosen);
+        ck_assert_msg(!copies_spans(&chosen), "%s", chosen.params.description);
+    }
+    choose_norm(NORM_LAYER_BACKWARD, FV_BF16, 16384, 1987, FV_APPROACH_AUTO, "H100", &chosen);
+    ck_assert_str_eq(chosen.family, "inner_outer_persistent");
+    ck_assert_msg(!copies_spans(&chosen), "%s", chosen.params.description);
+}
+END_TEST
+
 static bool slot_refilled(const choice *chosen)
 {
     return strstr(chosen->params.description,
@@ -1174,6 +1232,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, forward_rows_held_as_float_in_one_wave);
     tcase_add_test(tcase, forward_blocks_of_two_rows);
     tcase_add_test(tcase, softmax_keeps_exp_where_rows_are_issue_bound);
+    tcase_add_test(tcase, odd_rows_copy_aligned_spans);
     tcase_add_test(tcase, forward_rows_refill_one_slot_for_the_cache);
     tcase_add_test(tcase, seed_003_tma_inner_persistent);
     tcase_add_test(tcase, irregular_sizes);

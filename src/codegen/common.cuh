@@ -134,6 +134,21 @@ __device__ __forceinline__ void fv_copy_async_if(T *shared, const T *__restrict_
     }
 }
 
+// Copies the N-element chunk at `global` (aligned to N elements) to
+// `shared` with fv_copy_async when all of it lies in the tensor (`left`:
+// elements from `global` to the tensor's end), else the elements that do,
+// one by one, synchronously.
+template <int N, typename T>
+__device__ __forceinline__ void fv_copy_chunk(T *shared, const T *__restrict__ global, long long left)
+{
+    if (left >= N) {
+        fv_copy_async<N>(shared, global);
+    } else {
+        for (int i = 0; i < (int)left; ++i)
+            shared[i] = global[i];
+    }
+}
+
 // Keeps the compiler from moving memory accesses across this point (no
 // instruction): a thread's shared-memory reads stay before the copies it
 // then issues into the same entries.

@@ -62,6 +62,8 @@ enum {
                                   N = 2049, they ran -4.5..+4.9% on an H200) */
     FORWARD_FLOAT_ELEMENTS = 32, /* hold_forward_row_floats: most elements of a row per thread */
     HELD_VALUE_MIN_WARPS = 12, /* hold_recomputed_values: fewest warps per SM it leaves */
+    HELD_SCALAR_ELEMENTS = 16, /* ... and most elements per thread on 1-element vectors (32, at
+                                  H = 4095, ran 3% slower in fp32 and 23% in 16 bits on an H200) */
     ROW_PAIR_THREADS = 128,   /* pair_rows: two rows of this many threads per block */
     ROW_PAIR_MAX_ELEMENTS = 48, /* pair_rows: at most this many elements per thread in
                                    the pair (two outer reductions) */
@@ -345,6 +347,9 @@ enum {
                               floats after the row slots, caches and statistics) instead of
                               registers; where a row fits a block no other way, and in clusters
                               (place_partials_in_shared, shared_partials_pay) */
+    EXTRA_ROW_SPANS,      /* forward: 1 if rows are copied as the aligned 16-byte chunks that
+                             hold them and read at their first element's offset
+                             (copy_row_spans) */
     EXTRA_HELD_VALUES,    /* forward: 1 if the last reduction pass keeps the values the
                              epilogue would compute again (recomputed_values) as float in
                              registers for it (hold_recomputed_values) */
@@ -488,6 +493,8 @@ typedef struct candidate {
     bool weight_floats;        /* row-constant inputs held as float in registers */
     unsigned partials_in_shared; /* bit per outer reduction: its partials in shared memory */
     int held_values;           /* recomputed values kept in registers for the epilogue */
+    bool spans;                /* rows copied in 16-byte chunks from an aligned start
+                                  (copy_row_spans) */
     int row_capacity;          /* elements of a row the block's row group covers */
     const char *limit;         /* what limits blocks per SM */
 } candidate;
@@ -522,12 +529,22 @@ static int launch_bounds_registers(const fv_device *device, int threads)
  * shared memory ([block_y][row_capacity] elements each) and, if cached, one
  * row of each row-constant input, and the row statistics' slots ([threads]
  * entries each) when they travel with their rows. */
+/* Elements a row slot of a buffer of `element_bytes` elements holds besides
+ * the row capacity when rows are copied as aligned spans (copy_row_spans):
+ * up to 15 bytes before the row's first element and up to 15 after its
+ * last, rounded to two 16-byte chunks. */
+static int span_padding(bool spans, size_t element_bytes)
+{
+    return spans ? (int)(32 / element_bytes) : 0;
+}
+
 static int64_t placement_bytes(const buffered_inputs *buffers, const candidate *c)
 {
     int64_t bytes = 0;
     for (int i = 0; i < buffers->count; i++)
         if ((c->in_shared >> i) & 1)
-            bytes += round_up_16((int64_t)c->row_capacity * c->block_y *
+            bytes += round_up_16(((int64_t)c->row_capacity * c->block_y +
+                                  span_padding(c->spans, buffers->element_bytes[i])) *
                                  (int64_t)buffers->element_bytes[i]) * c->slots;
     if (c->cached)
         bytes += row_constant_bytes(buffers, c);
@@ -837,12 +854,12 @@ static bool make_candidate(const buffered_inputs *buffers, const fv_device *devi
 static void placement_text(const buffered_inputs *buffers, const candidate *c, char *text,
                            size_t size)
 {
-    char slots_text[96], ahead[16] = "row";
+    char slots_text[144], ahead[16] = "row";
     if (c->slots > 2)
         snprintf(ahead, sizeof ahead, "%d rows", c->slots - 1);
     snprintf(slots_text, sizeof slots_text,
-             "row buffers in shared memory, %d row slots (next %s copied during this one)",
-             c->slots, ahead);
+             "row buffers in shared memory, %d row slots (next %s copied during this one%s)",
+             c->slots, ahead, c->spans ? ", as the aligned 16-byte chunks that hold it" : "");
     bool stats_in_slot = stats_with_rows(buffers->stat_count, c->in_shared, c->cluster,
                                          c->partials_in_shared);
     const char *one_slot =
@@ -951,13 +968,15 @@ static void refill_for_cache(const buffered_inputs *buffers, const fv_device *de
 /* True if a forward kernel over `buffers` issues more instructions per
  * byte it moves than rows of fp32 on 16-byte vectors do (2-byte elements,
  * or vectors under 16 bytes), while every copy stays asynchronous (4 bytes
- * or more: a 2-byte copy passes through registers, and its latency needs
- * the blocks per SM that held values would take). */
-static bool issue_bound_rows(const buffered_inputs *buffers, int vector)
+ * or more, or rows copied as spans of 16-byte chunks: a 2-byte copy passes
+ * through registers, and its latency needs the blocks per SM that held
+ * values would take). */
+static bool issue_bound_rows(const buffered_inputs *buffers, int vector, bool spans)
 {
     for (int i = 0; i < buffers->count; i++) {
-        int copy_bytes = vector * (int)buffers->element_bytes[i];
-        if (copy_bytes < 4 || (buffers->element_bytes[i] > 2 && copy_bytes >= 16))
+        int vector_bytes = vector * (int)buffers->element_bytes[i];
+        if ((vector_bytes < 4 && !spans) ||
+            (buffers->element_bytes[i] > 2 && vector_bytes >= 16))
             return false;
     }
     return buffers->count > 0;
@@ -971,14 +990,17 @@ static bool issue_bound_rows(const buffered_inputs *buffers, int vector)
  * leave at least HELD_VALUE_MIN_WARPS warps per SM.  Measured on an H200
  * (bench/results/h200-2026-11-23.md, "Softmax: exp kept for the
  * epilogue"), softmax fwd at N = 16384: 16-bit H = 768-16384 +12..+27%,
- * fp32 rows of an odd length (1-element vectors) 1023 / 1987 +14 / +27%;
+ * fp32 rows of an odd length (1-element vectors) 1023 / 1987 +14 / +27%
+ * (4095, 32 elements per thread: -3%), 16-bit ones copied as spans
+ * (copy_row_spans) 1023 / 1987 +42 / +6% over the spans alone (4095: -23%);
  * at 8 warps per SM (16-bit 20480 / 24576, 256 threads) -4..-12%; fp32
  * on 16-byte vectors, memory-bound, -6.5..+3.0%; 16-bit rows of an odd
  * length (2-byte synchronous copies) -0.5..-29%. */
 static void hold_recomputed_values(const buffered_inputs *buffers, const fv_device *device,
                                    int vector, int recomputed, candidate *c)
 {
-    if (recomputed == 0 || c->cluster != 1 || !issue_bound_rows(buffers, vector))
+    if (recomputed == 0 || c->cluster != 1 || !issue_bound_rows(buffers, vector, c->spans) ||
+        (vector == 1 && c->batch > HELD_SCALAR_ELEMENTS))
         return;
     candidate held = *c;
     held.held_values = recomputed;
@@ -991,12 +1013,44 @@ static void hold_recomputed_values(const buffered_inputs *buffers, const fv_devi
         *c = held;
 }
 
+/* Forward kernels whose rows would take copies of 2 bytes (16-bit rows of
+ * an odd length: rows start at any element), which pass through registers
+ * synchronously, copy each row as the 16-byte chunks that hold it instead,
+ * from the aligned one holding its first element, and read it at that
+ * element's offset in the slot; a block barrier after each row's copies
+ * land lets every thread read the chunks others copied.  Two row slots of
+ * one row per block, every buffer in shared memory and of one element
+ * size, no row statistics in the slots.  Measured on an H200
+ * (bench/results/h200-2026-11-23.md, "Rows of an odd length"), forward at
+ * N = 16384, H = 1023 / 1987 / 4095: 16-bit +28..+158%; fp32, whose 4-byte
+ * copies were asynchronous already, -21..+19% (layer and RMS norm lost to
+ * the barrier), so it keeps them. */
+static void copy_row_spans(const buffered_inputs *buffers, const fv_device *device, int vector,
+                           candidate *c)
+{
+    if (buffers->count == 0 || c->cluster != 1 || c->block_y != 1 || c->slots != 2 ||
+        c->in_shared != all_buffers(buffers) || buffers->stat_count != 0)
+        return;
+    for (int i = 0; i < buffers->count; i++)
+        if (buffers->element_bytes[i] != buffers->element_bytes[0] ||
+            (size_t)vector * buffers->element_bytes[i] >= 4)
+            return;
+    candidate spanned = *c;
+    spanned.spans = true;
+    spanned.shared_bytes = (int)placement_bytes(buffers, &spanned);
+    if (spanned.shared_bytes > shared_budget(device))
+        return;
+    occupancy(device, &spanned);
+    if (spanned.blocks_per_sm > 0)
+        *c = spanned;
+}
+
 /* What follows the block-size search, in this order (each takes only what
  * the one before leaves): the multi-wave cap on blocks per SM, or, in
- * forward kernels, the row floats of those with a `var_mean`, the values
- * the epilogue would compute again (`recomputed` of them) and the refilled
- * slot that makes room for the cache; the floats held in spare registers;
- * the deeper prefetch. */
+ * forward kernels, the row floats of those with a `var_mean`, the row
+ * spans, the values the epilogue would compute again (`recomputed` of
+ * them) and the refilled slot that makes room for the cache; the floats
+ * held in spare registers; the deeper prefetch. */
 static void finish_candidate(const buffered_inputs *buffers, const fv_device *device,
                              int outer_reductions, int vector, bool var_mean, int recomputed,
                              candidate *c)
@@ -1005,6 +1059,7 @@ static void finish_candidate(const buffered_inputs *buffers, const fv_device *de
         cap_multiwave_blocks(device, vector, c);
     } else {
         hold_forward_row_floats(buffers, device, vector, var_mean, c);
+        copy_row_spans(buffers, device, vector, c);
         hold_recomputed_values(buffers, device, vector, recomputed, c);
         refill_for_cache(buffers, device, vector, c);
     }
@@ -1212,6 +1267,7 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     params->extra[EXTRA_WEIGHT_FLOATS] = best->weight_floats ? all_cached : 0;
     params->extra[EXTRA_SHARED_PARTIALS] = (int)best->partials_in_shared;
     params->extra[EXTRA_HELD_VALUES] = best->held_values > 0;
+    params->extra[EXTRA_ROW_SPANS] = best->spans;
     return FV_OK;
 }
 
@@ -1808,6 +1864,21 @@ static int row_capacity(const fv_schedule_params *params)
     return params->serial * params->block_x * params->vector;
 }
 
+/* True if rows are copied as the aligned 16-byte chunks that hold them
+ * (copy_row_spans). */
+static bool row_spans(const fv_schedule_params *params)
+{
+    return params->extra[EXTRA_ROW_SPANS] != 0;
+}
+
+/* Elements of one row slot of buffered input `buffer`: the block's row
+ * capacity, and with row spans the chunks around the row. */
+static int slot_length(const persistent_emit *p, int buffer)
+{
+    return row_capacity(p->params) * p->params->block_y +
+           span_padding(row_spans(p->params), p->buffers.element_bytes[buffer]);
+}
+
 /* True if outer reduction `r`'s partials live in shared memory. */
 static bool partial_in_shared(const fv_schedule_params *params, int r)
 {
@@ -1972,6 +2043,41 @@ static void emit_row_fetch(persistent_emit *p, const char *slot)
     }
 }
 
+/* The copies of row `fetch_row` into `slot` as row spans (copy_row_spans):
+ * the row's threads take the 16-byte chunks from the aligned one holding
+ * the row's first element to the one holding its last, in turn; a chunk
+ * that runs past the tensor's end is copied element by element. */
+static void emit_span_fetch(persistent_emit *p, const char *slot)
+{
+    const fv_schedule_params *params = p->params;
+    const fv_fusion *fusion = p->view->fusion;
+    fv_emitter *e = &p->e;
+    fv_codegen_line(e, "if (fetch_row < outer) {");
+    e->indent += 4;
+    fv_codegen_line(e, "const long long row_begin = fetch_row * inner;  // of the row's first element");
+    for (int i = 0; i < p->buffers.count; i++) {
+        int32_t v = p->buffers.values[i];
+        int chunk = (int)(16 / p->buffers.element_bytes[i]);
+        int steps = (slot_length(p, i) / chunk + params->block_x - 1) / params->block_x;
+        fv_codegen_line(e, "{");
+        e->indent += 4;
+        fv_codegen_line(e, "const long long span_begin = row_begin & ~%dLL;", chunk - 1);
+        fv_codegen_line(e, "#pragma unroll");
+        fv_codegen_line(e, "for (int step = 0; step < %d; ++step) {", steps);
+        fv_codegen_line(e, "    const long long at = span_begin + (long long)(step * %d + (int)threadIdx.x) * %d;",
+                        params->block_x, chunk);
+        fv_codegen_line(e, "    if (at < row_begin + inner)");
+        fv_codegen_line(e, "        fv_copy_chunk<%d>(buffer%d_slots + (%s) * %d + (int)(at - span_begin), in%d + at, outer * inner - at);",
+                        chunk, (int)v, slot, slot_length(p, i),
+                        fv_codegen_input_position(fusion, v));
+        fv_codegen_line(e, "}");
+        e->indent -= 4;
+        fv_codegen_line(e, "}");
+    }
+    e->indent -= 4;
+    fv_codegen_line(e, "}");
+}
+
 /* Issues this thread's copies of row `row` (an expression) into row slot
  * `slot` of every shared buffer and of the row statistics, and commits them
  * as one group. */
@@ -1981,7 +2087,9 @@ static void emit_fetch(persistent_emit *p, const char *row, const char *slot)
     fv_codegen_line(e, "{");
     e->indent += 4;
     fv_codegen_line(e, "const long long fetch_row = %s;", row);
-    if (guarded_fetch(p))
+    if (row_spans(p->params))
+        emit_span_fetch(p, slot);
+    else if (guarded_fetch(p))
         emit_guarded_fetch(p, slot);
     else
         emit_row_fetch(p, slot);
@@ -2082,9 +2190,12 @@ static fv_status emit_before_rows(persistent_emit *p)
         fv_ir_value_label(fusion, v, label);
         fv_codegen_line(e, "// %s: %d row slot%s of [%d rows][%d elements] in shared memory", label,
                         slots, slots > 1 ? "s" : "", params->block_y, capacity);
+        if (row_spans(params))
+            fv_codegen_line(e, "// (each slot %d elements more: the 16-byte chunks around the row)",
+                            slot_length(p, i) - capacity);
         fv_codegen_line(e, "%s *const buffer%d_slots = reinterpret_cast<%s *>(row_buffers + %zu) + threadIdx.y * %d;",
                         type, (int)v, type, offset, capacity);
-        offset += (size_t)round_up_16((int64_t)capacity * params->block_y *
+        offset += (size_t)round_up_16((int64_t)slot_length(p, i) *
                                       (int64_t)p->buffers.element_bytes[i]) * (size_t)slots;
         FV_TRY(set_slot_buffer_line(p, i, v, ""));
         any_shared = true;
@@ -2192,7 +2303,11 @@ static void emit_slot_pointer(persistent_emit *p, const char *name, int32_t valu
                               int slot_elements)
 {
     const char *type = fv_codegen_storage_type(p->view->fusion->values[value].dtype);
-    if (slots >= 2)
+    int chunk = (int)(16 / fv_dtype_size(p->view->fusion->values[value].dtype));
+    if (slots >= 2 && row_spans(p->params) && strcmp(name, "buffer") == 0)
+        fv_codegen_line(&p->e, "const %s *const %s%d = %s%d_slots + slot * %d + (int)((safe_row * inner) & %d);  // the row's first element in its chunk",
+                        type, name, (int)value, name, (int)value, slot_elements, chunk - 1);
+    else if (slots >= 2)
         fv_codegen_line(&p->e, "const %s *const %s%d = %s%d_slots + slot * %d;", type, name,
                         (int)value, name, (int)value, slot_elements);
     else
@@ -2211,7 +2326,6 @@ static void emit_row_start(persistent_emit *p)
     fv_emitter *e = &p->e;
     e->out = &p->row_start;
     int slots = row_slots(params);
-    int slot_elements = row_capacity(params) * params->block_y;
     bool any_shared = false;
     for (int32_t i = 0; i < fusion->input_count; i++) {
         int32_t v = fusion->inputs[i];
@@ -2225,7 +2339,7 @@ static void emit_row_start(persistent_emit *p)
         if (!buffer_in_shared(params, i))
             continue;
         int32_t v = p->buffers.values[i];
-        emit_slot_pointer(p, "buffer", v, slots, slot_elements);
+        emit_slot_pointer(p, "buffer", v, slots, slot_length(p, i));
         any_shared = true;
     }
     if (!any_shared)
@@ -2234,7 +2348,9 @@ static void emit_row_start(persistent_emit *p)
         emit_slot_pointer(p, "stat", p->buffers.stat_values[i], slots,
                           params->block_x * params->block_y);
     }
-    if (slots == 2) {
+    if (slots == 2 && row_spans(params)) {
+        /* after this row's copies have landed (emit_load_row) */
+    } else if (slots == 2) {
         fv_codegen_line(e, "// The next row's copies, in flight while this row is computed.");
         emit_fetch(p, "row + row_stride", "slot ^ 1");
     } else if (slots > 2) {
@@ -2262,9 +2378,17 @@ static void emit_load_row(persistent_emit *p)
     unsigned in_shared = (unsigned)params->extra[EXTRA_IN_SHARED];
     unsigned in_registers = all_buffers(&p->buffers) & ~in_shared;
     unsigned floats = (unsigned)params->extra[EXTRA_ROW_FLOATS];
-    if (in_shared != 0 && !stats_in_shared(p))
+    if (row_spans(params)) {
+        /* The block barrier also means that every thread is past the last
+         * row, whose slot the next row's copies take. */
+        fv_codegen_line(e, "fv_async_wait<0>();  // this row's copies have landed");
+        fv_codegen_line(e, "__syncthreads();  // ... all of them: threads read chunks others copied");
+        fv_codegen_line(e, "// The next row's copies, in flight while this row is computed.");
+        emit_fetch(p, "row + row_stride", "slot ^ 1");
+    } else if (in_shared != 0 && !stats_in_shared(p)) {
         fv_codegen_line(e, "fv_async_wait<%d>();  // this row's copies have landed",
                         row_slots(params) - 1);
+    }
     if (in_registers == 0 && floats == 0)
         return;
     for (int i = 0; i < p->buffers.count; i++) {
