@@ -805,8 +805,10 @@ static bool keeps_exp(const choice *chosen)
 /* Softmax keeps its exp in registers from the sum pass for the epilogue on
  * issue-bound rows (16-bit on vectors of 4 bytes or more, fp32 under 16
  * bytes) wherever that leaves 12 or more warps per SM, though it costs
- * blocks; fp32 on 16-byte vectors, 16-bit rows of an odd length (2-byte
- * copies), 8 warps per SM and norms without an exp do not. */
+ * blocks, in blocks of twice the threads where the chosen ones have no
+ * room (16-bit 20480: 512 threads instead of 256 at 2 blocks per SM, whose
+ * exp would leave 8 warps); fp32 on 16-byte vectors, 32768 at 512 threads
+ * and norms without an exp do not. */
 START_TEST(softmax_keeps_exp_where_rows_are_issue_bound)
 {
     static const struct {
@@ -818,6 +820,7 @@ START_TEST(softmax_keeps_exp_where_rows_are_issue_bound)
         {{NORM_SOFTMAX, FV_BF16, 6144}, 4},  /* 7 blocks per SM without it */
         {{NORM_SOFTMAX, FV_BF16, 12288}, 3}, /* 12 warps per SM */
         {{NORM_SOFTMAX, FV_F16, 16384}, 2}, /* 256 threads */
+        {{NORM_SOFTMAX, FV_BF16, 20480}, 1}, /* 512 threads */
         {{NORM_SOFTMAX, FV_F32, 1987}, 5},   /* 1-element vectors */
     };
     choice chosen;
@@ -833,12 +836,13 @@ START_TEST(softmax_keeps_exp_where_rows_are_issue_bound)
     }
     static const forward_shape not_kept[] = {
         {NORM_SOFTMAX, FV_F32, 4096},    /* memory-bound */
-        {NORM_SOFTMAX, FV_BF16, 4095},   /* 2-byte synchronous copies */
-        {NORM_SOFTMAX, FV_BF16, 20480},  /* would leave 8 warps per SM */
+        {NORM_SOFTMAX, FV_BF16, 4095},   /* 32 elements per thread on 1-element vectors */
         {NORM_SOFTMAX, FV_F16, 32768},  /* no room at 512 threads */
         {NORM_LAYER_FORWARD, FV_BF16, 4096},
         {NORM_RMS_FORWARD, FV_BF16, 2048},
     };
+    choose_forward(NORM_SOFTMAX, FV_BF16, 16384, 20480, "H100", &chosen);
+    ck_assert_int_eq(chosen.launch.block[0], 512);
     for (size_t i = 0; i < sizeof not_kept / sizeof not_kept[0]; i++) {
         choose_forward(not_kept[i].kind, not_kept[i].dtype, 16384, not_kept[i].hidden, "H100",
                        &chosen);

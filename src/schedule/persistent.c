@@ -28,6 +28,7 @@ enum {
     MAX_REDUCTIONS = 16,
     MAX_HELD_VALUES = 2,      /* recomputed_values: most values the epilogue reads back */
     MAX_CANDIDATES = 8,
+    MAX_BLOCK_THREADS = 512,  /* the largest block the searches take */
     REGISTER_OVERHEAD = 64,   /* registers besides the buffers (measured on our kernels:
                                  nvFuser's 40 is for its own) */
     FLOAT_BUFFER_OVERHEAD = 16, /* more per fp32 row buffer (ptxas keeps more values live) */
@@ -1068,6 +1069,28 @@ static void finish_candidate(const buffered_inputs *buffers, const fv_device *de
         deepen_prefetch(buffers, device, c);
 }
 
+/* Forward kernels on full 16-byte vectors that would keep recomputed
+ * values (hold_recomputed_values) but find no registers for them in the
+ * chosen block take blocks of twice the threads, half the elements each,
+ * where the values then fit.  Softmax fwd 16-bit at N = 16384, H = 20480 /
+ * 24576 (512 threads at one block per SM instead of 256 at two): +8.4..
+ * +20.7% on an H200, +4.2..+8.5% on an H100 (bench/results/
+ * h200-2026-11-23.md, "Softmax at 20480 and 24576"). */
+static void widen_for_held_values(const buffered_inputs *buffers, const fv_device *device,
+                                  int vector, int64_t inner, bool var_mean, int recomputed,
+                                  candidate *c)
+{
+    if (recomputed == 0 || c->held_values > 0 || c->cluster != 1 || c->block_y != 1 ||
+        c->threads * 2 > MAX_BLOCK_THREADS || !full_vectors(buffers, vector))
+        return;
+    candidate wide;
+    if (!make_candidate(buffers, device, 0, vector, inner, c->threads * 2, 1, 0, false, &wide))
+        return;
+    finish_candidate(buffers, device, 0, vector, var_mean, recomputed, &wide);
+    if (wide.held_values > 0)
+        *c = wide;
+}
+
 /* Two rows of ROW_PAIR_THREADS threads per block instead of one row of
  * twice that (multi-wave, a row per block): the same 8 warps on each SM,
  * each row's block reductions over half of them and twice the elements per
@@ -1111,8 +1134,8 @@ static bool search_blocks(const buffered_inputs *buffers, const fv_device *devic
     int64_t vectors = slice_vectors(inner, vector, cluster);
     int batch_min = minimum_batch(inner / cluster, outer);
     int most = fv_family_pow2_ceil((vectors + batch_min - 1) / batch_min);
-    if (most > 512)
-        most = 512;
+    if (most > MAX_BLOCK_THREADS)
+        most = MAX_BLOCK_THREADS;
     int least = 128; /* nvFuser's smallest block; short rows share it */
     if (most < least)
         most = least;
@@ -1232,6 +1255,8 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
                 "a row of %lld elements does not fit the persistent budgets (%s)",
                 (long long)inner, fv_text_str(considered));
     finish_candidate(&buffers, device, outer_reductions, vector, var_mean, recomputed, best);
+    if (outer_reductions == 0)
+        widen_for_held_values(&buffers, device, vector, inner, var_mean, recomputed, best);
     candidate pair;
     if (pair_rows(&buffers, device, outer_reductions, vector, inner, best, &pair))
         *best = pair;
