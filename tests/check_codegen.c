@@ -606,6 +606,25 @@ START_TEST(odd_rows_are_copied_as_aligned_chunks)
         NULL,
     };
     assert_kernel_lines(source, asynchronous, "fv_copy_chunk");
+    /* multi-wave backward with three row slots: the row statistic's own
+     * entry comes with the chunks, the wait leaves the next row in flight,
+     * and the row two ahead goes into the last row's slot after the barrier */
+    source = generate_one(multiwave_families, NORM_RMS_BACKWARD, FV_BF16, 16384, 1987,
+                          "inner_outer_persistent");
+    static const char *const three_slots[] = {
+        "// The first 2 rows' copies; each row then issues those of the row 2 ahead.",
+        "fv_copy_chunk<8>(buffer0_slots + (1) * 2064",
+        "_slots + (1) * 128, in",
+        "fv_async_wait<1>();  // this row's copies have landed",
+        "__syncthreads();  // ... all of them: threads read chunks others copied",
+        "// The copies of the row 2 ahead, into the last row's slot.",
+        "const long long fetch_row = row + 2 * row_stride;",
+        "fv_copy_chunk<8>(buffer0_slots + (slot == 0 ? 2 : slot - 1) * 2064",
+        "fv_async_commit();",
+        "// reduction level 1",
+        NULL,
+    };
+    assert_kernel_lines(source, three_slots, "fv_async_wait<2>");
 }
 END_TEST
 

@@ -858,12 +858,13 @@ static bool copies_spans(const choice *chosen)
     return strstr(chosen->params.description, "as the aligned 16-byte chunks that hold it") != NULL;
 }
 
-/* Forward rows of 16 bits and an odd length, which would take 2-byte
- * synchronous copies, are copied as the aligned 16-byte chunks that hold
- * them (each slot 16 elements longer); fp32 rows of an odd length (4-byte
- * copies, asynchronous), rows of full vectors and backward kernels are not.
- * Softmax keeps its exp over spans too, up to 16 elements per thread on
- * 1-element vectors. */
+/* Rows of 16 bits and an odd length, which would take 2-byte synchronous
+ * copies, are copied as the aligned 16-byte chunks that hold them (each
+ * slot 16 elements longer), forward and multi-wave backward (two or three
+ * row slots, the row statistics with them, the same blocks per SM); fp32
+ * rows of an odd length (4-byte copies, asynchronous) and rows of full
+ * vectors are not.  Softmax keeps its exp over spans too, up to 16
+ * elements per thread on 1-element vectors. */
 START_TEST(odd_rows_copy_aligned_spans)
 {
     static const struct {
@@ -905,9 +906,25 @@ START_TEST(odd_rows_copy_aligned_spans)
                        "H100", &chosen);
         ck_assert_msg(!copies_spans(&chosen), "%s", chosen.params.description);
     }
-    choose_norm(NORM_LAYER_BACKWARD, FV_BF16, 16384, 1987, FV_APPROACH_AUTO, "H100", &chosen);
-    ck_assert_str_eq(chosen.family, "inner_outer_persistent");
-    ck_assert_msg(!copies_spans(&chosen), "%s", chosen.params.description);
+    static const struct {
+        norm_kind kind;
+        fv_dtype dtype;
+        int64_t hidden;
+        bool spanned;
+    } backward[] = {
+        {NORM_LAYER_BACKWARD, FV_BF16, 1987, true},
+        {NORM_RMS_BACKWARD, FV_F16, 4095, true},
+        {NORM_LAYER_BACKWARD, FV_F32, 1987, false},
+        {NORM_RMS_BACKWARD, FV_BF16, 4096, false},
+    };
+    for (size_t i = 0; i < sizeof backward / sizeof backward[0]; i++) {
+        choose_norm(backward[i].kind, backward[i].dtype, 16384, backward[i].hidden,
+                    FV_APPROACH_AUTO, "H100", &chosen);
+        ck_assert_str_eq(chosen.family, "inner_outer_persistent");
+        ck_assert_msg(copies_spans(&chosen) == backward[i].spanned, "%s",
+                      chosen.params.description);
+        assert_fits(&chosen, "H100", 16384);
+    }
 }
 END_TEST
 

@@ -1014,23 +1014,24 @@ static void hold_recomputed_values(const buffered_inputs *buffers, const fv_devi
         *c = held;
 }
 
-/* Forward kernels whose rows would take copies of 2 bytes (16-bit rows of
- * an odd length: rows start at any element), which pass through registers
+/* Kernels whose rows would take copies of 2 bytes (16-bit rows of an odd
+ * length: rows start at any element), which pass through registers
  * synchronously, copy each row as the 16-byte chunks that hold it instead,
  * from the aligned one holding its first element, and read it at that
  * element's offset in the slot; a block barrier after each row's copies
- * land lets every thread read the chunks others copied.  Two row slots of
- * one row per block, every buffer in shared memory and of one element
- * size, no row statistics in the slots.  Measured on an H200
+ * land lets every thread read the chunks others copied.  One row per block
+ * in two or more row slots, every buffer in shared memory and of one
+ * element size, no partials in shared memory.  Multi-wave kernels keep
+ * their blocks per SM (or keep their copies).  Measured on an H200
  * (bench/results/h200-2026-11-23.md, "Rows of an odd length"), forward at
  * N = 16384, H = 1023 / 1987 / 4095: 16-bit +28..+158%; fp32, whose 4-byte
  * copies were asynchronous already, -21..+19% (layer and RMS norm lost to
  * the barrier), so it keeps them. */
 static void copy_row_spans(const buffered_inputs *buffers, const fv_device *device, int vector,
-                           candidate *c)
+                           int outer_reductions, candidate *c)
 {
-    if (buffers->count == 0 || c->cluster != 1 || c->block_y != 1 || c->slots != 2 ||
-        c->in_shared != all_buffers(buffers) || buffers->stat_count != 0)
+    if (buffers->count == 0 || c->cluster != 1 || c->block_y != 1 || c->slots < 2 ||
+        c->in_shared != all_buffers(buffers) || c->partials_in_shared != 0)
         return;
     for (int i = 0; i < buffers->count; i++)
         if (buffers->element_bytes[i] != buffers->element_bytes[0] ||
@@ -1041,6 +1042,11 @@ static void copy_row_spans(const buffered_inputs *buffers, const fv_device *devi
     spanned.shared_bytes = (int)placement_bytes(buffers, &spanned);
     if (spanned.shared_bytes > shared_budget(device))
         return;
+    if (outer_reductions > 0) {
+        if (blocks_by_shared(device, spanned.shared_bytes) >= c->blocks_per_sm)
+            *c = spanned;
+        return;
+    }
     occupancy(device, &spanned);
     if (spanned.blocks_per_sm > 0)
         *c = spanned;
@@ -1051,7 +1057,8 @@ static void copy_row_spans(const buffered_inputs *buffers, const fv_device *devi
  * forward kernels, the row floats of those with a `var_mean`, the row
  * spans, the values the epilogue would compute again (`recomputed` of
  * them) and the refilled slot that makes room for the cache; the floats
- * held in spare registers; the deeper prefetch. */
+ * held in spare registers; the deeper prefetch and the row spans of
+ * multi-wave kernels. */
 static void finish_candidate(const buffered_inputs *buffers, const fv_device *device,
                              int outer_reductions, int vector, bool var_mean, int recomputed,
                              candidate *c)
@@ -1060,13 +1067,15 @@ static void finish_candidate(const buffered_inputs *buffers, const fv_device *de
         cap_multiwave_blocks(device, vector, c);
     } else {
         hold_forward_row_floats(buffers, device, vector, var_mean, c);
-        copy_row_spans(buffers, device, vector, c);
+        copy_row_spans(buffers, device, vector, outer_reductions, c);
         hold_recomputed_values(buffers, device, vector, recomputed, c);
         refill_for_cache(buffers, device, vector, c);
     }
     hold_floats(buffers, device, vector, c);
-    if (outer_reductions > 0)
+    if (outer_reductions > 0) {
         deepen_prefetch(buffers, device, c);
+        copy_row_spans(buffers, device, vector, outer_reductions, c);
+    }
 }
 
 /* Forward kernels on full 16-byte vectors that would keep recomputed
@@ -2099,6 +2108,12 @@ static void emit_span_fetch(persistent_emit *p, const char *slot)
         e->indent -= 4;
         fv_codegen_line(e, "}");
     }
+    for (int i = 0; stats_in_shared(p) && i < p->buffers.stat_count; i++) {
+        int32_t v = p->buffers.stat_values[i];
+        fv_codegen_line(e, "fv_copy_async<1>(stat%d_slots + (%s) * %d, in%d + fetch_row);", (int)v,
+                        slot, params->block_x * params->block_y,
+                        fv_codegen_input_position(fusion, v));
+    }
     e->indent -= 4;
     fv_codegen_line(e, "}");
 }
@@ -2373,7 +2388,7 @@ static void emit_row_start(persistent_emit *p)
         emit_slot_pointer(p, "stat", p->buffers.stat_values[i], slots,
                           params->block_x * params->block_y);
     }
-    if (slots == 2 && row_spans(params)) {
+    if (row_spans(params)) {
         /* after this row's copies have landed (emit_load_row) */
     } else if (slots == 2) {
         fv_codegen_line(e, "// The next row's copies, in flight while this row is computed.");
@@ -2389,7 +2404,18 @@ static void emit_row_start(persistent_emit *p)
         emit_fetch(p, "row", "0");
     }
     if (stats_in_shared(p))  /* before the row prologue reads them */
-        fv_codegen_line(e, "fv_async_wait<%d>();  // this row's copies have landed", slots - 1);
+        fv_codegen_line(e, "fv_async_wait<%d>();  // this row's copies have landed",
+                        row_spans(params) ? slots - 2 : slots - 1);
+}
+
+/* The slot of the row `slots - 1` ahead: the next one with two slots,
+ * else the last row's. */
+static void ahead_slot(int slots, char *text, size_t size)
+{
+    if (slots == 2)
+        snprintf(text, size, "slot ^ 1");
+    else
+        snprintf(text, size, "slot == 0 ? %d : slot - 1", slots - 1);
 }
 
 /* Waits for this row's copies (unless the row start did, for the row
@@ -2405,11 +2431,20 @@ static void emit_load_row(persistent_emit *p)
     unsigned floats = (unsigned)params->extra[EXTRA_ROW_FLOATS];
     if (row_spans(params)) {
         /* The block barrier also means that every thread is past the last
-         * row, whose slot the next row's copies take. */
-        fv_codegen_line(e, "fv_async_wait<0>();  // this row's copies have landed");
+         * row, whose slot the copies of the row slots - 1 ahead take. */
+        int slots = row_slots(params);
+        char ahead_row[64], free_slot[64];
+        snprintf(ahead_row, sizeof ahead_row, slots == 2 ? "row + row_stride" : "row + %d * row_stride",
+                 slots - 1);
+        ahead_slot(slots, free_slot, sizeof free_slot);
+        fv_codegen_line(e, "fv_async_wait<%d>();  // this row's copies have landed", slots - 2);
         fv_codegen_line(e, "__syncthreads();  // ... all of them: threads read chunks others copied");
-        fv_codegen_line(e, "// The next row's copies, in flight while this row is computed.");
-        emit_fetch(p, "row + row_stride", "slot ^ 1");
+        if (slots == 2)
+            fv_codegen_line(e, "// The next row's copies, in flight while this row is computed.");
+        else
+            fv_codegen_line(e, "// The copies of the row %d ahead, into the last row's slot.",
+                            slots - 1);
+        emit_fetch(p, ahead_row, free_slot);
     } else if (in_shared != 0 && !stats_in_shared(p)) {
         fv_codegen_line(e, "fv_async_wait<%d>();  // this row's copies have landed",
                         row_slots(params) - 1);
