@@ -2434,8 +2434,10 @@ static void emit_load_row(persistent_emit *p)
          * row, whose slot the copies of the row slots - 1 ahead take. */
         int slots = row_slots(params);
         char ahead_row[64], free_slot[64];
-        snprintf(ahead_row, sizeof ahead_row, slots == 2 ? "row + row_stride" : "row + %d * row_stride",
-                 slots - 1);
+        if (slots == 2)
+            snprintf(ahead_row, sizeof ahead_row, "row + row_stride");
+        else
+            snprintf(ahead_row, sizeof ahead_row, "row + %d * row_stride", slots - 1);
         ahead_slot(slots, free_slot, sizeof free_slot);
         fv_codegen_line(e, "fv_async_wait<%d>();  // this row's copies have landed", slots - 2);
         fv_codegen_line(e, "__syncthreads();  // ... all of them: threads read chunks others copied");
