@@ -97,7 +97,8 @@ __device__ __forceinline__ void fv_store_around_l1(T *__restrict__ p, const floa
 // Copies N elements (aligned to N) from global to shared memory.  Copies of
 // 4, 8 or 16 bytes are asynchronous (cp.async: they do not pass through
 // registers and complete at fv_async_wait); smaller ones are plain copies.
-// Only the issuing thread may read the copy, after fv_async_wait.
+// Only the issuing thread may read the copy after fv_async_wait; other
+// threads of the block, after a block barrier that follows it.
 template <int N, typename T>
 __device__ __forceinline__ void fv_copy_async(T *shared, const T *__restrict__ global)
 {

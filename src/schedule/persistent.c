@@ -174,7 +174,8 @@ static bool calls_math_function(fv_op_kind kind)
  * the row buffers: inputs of the last reduction level's reductions that the
  * outputs along the row use, and whose computation from the buffers calls a
  * math function (softmax's exp(x - max): the sum pass computes it, the
- * epilogue divides it).  Stores at most MAX_HELD_VALUES of them in `values`
+ * epilogue divides it); fp32 values only, as they are held in float arrays.
+ * Stores at most MAX_HELD_VALUES of them in `values`
  * (NULL: only counts) and returns how many; 0 for kernels with outer
  * reductions and on allocation failure. */
 static int recomputed_values(const fv_segment_view *view, const persistent_analysis *a,
@@ -216,7 +217,7 @@ static int recomputed_values(const fv_segment_view *view, const persistent_analy
         for (int k = 0; k < count; k++)
             listed = listed || found[k] == v;
         if (a->inner_level[r] == a->levels && costly[v] && used[v] && !listed &&
-            fv_codegen_spans_outer(view, v))
+            fv_codegen_spans_outer(view, v) && fusion->values[v].dtype == FV_F32)
             found[count++] = v;
     }
     if (values != NULL)
@@ -348,7 +349,7 @@ enum {
                               floats after the row slots, caches and statistics) instead of
                               registers; where a row fits a block no other way, and in clusters
                               (place_partials_in_shared, shared_partials_pay) */
-    EXTRA_ROW_SPANS,      /* forward: 1 if rows are copied as the aligned 16-byte chunks that
+    EXTRA_ROW_SPANS,      /* forward and multi-wave: 1 if rows are copied as the aligned 16-byte chunks that
                              hold them and read at their first element's offset
                              (copy_row_spans) */
     EXTRA_HELD_VALUES,    /* forward: 1 if the last reduction pass keeps the values the
@@ -526,10 +527,6 @@ static int launch_bounds_registers(const fv_device *device, int threads)
     return launch_bounds_share(device, threads) - 8;
 }
 
-/* Shared memory of a candidate's placement: the slots of the buffers in
- * shared memory ([block_y][row_capacity] elements each) and, if cached, one
- * row of each row-constant input, and the row statistics' slots ([threads]
- * entries each) when they travel with their rows. */
 /* Elements a row slot of a buffer of `element_bytes` elements holds besides
  * the row capacity when rows are copied as aligned spans (copy_row_spans):
  * up to 15 bytes before the row's first element and up to 15 after its
@@ -538,6 +535,12 @@ static int span_padding(bool spans, size_t element_bytes)
 {
     return spans ? (int)(32 / element_bytes) : 0;
 }
+
+/* Shared memory of a candidate's placement: the slots of the buffers in
+ * shared memory ([block_y][row_capacity] elements each, and the span
+ * padding) and, if cached, one row of each row-constant input, and the row
+ * statistics' slots ([threads] entries each) when they travel with their
+ * rows. */
 
 static int64_t placement_bytes(const buffered_inputs *buffers, const candidate *c)
 {
@@ -1022,7 +1025,8 @@ static void hold_recomputed_values(const buffered_inputs *buffers, const fv_devi
  * land lets every thread read the chunks others copied.  One row per block
  * in two or more row slots, every buffer in shared memory and of one
  * element size, no partials in shared memory.  Multi-wave kernels keep
- * their blocks per SM (or keep their copies).  Measured on an H200
+ * their blocks per SM (or keep their copies).  The chunks assume input
+ * base pointers aligned to 16 bytes, as 16-byte vectors do (allocations).  Measured on an H200
  * (bench/results/h200-2026-11-23.md, "Rows of an odd length"), forward at
  * N = 16384, H = 1023 / 1987 / 4095: 16-bit +28..+158%; fp32, whose 4-byte
  * copies were asynchronous already, -21..+19% (layer and RMS norm lost to
@@ -1080,20 +1084,22 @@ static void finish_candidate(const buffered_inputs *buffers, const fv_device *de
 
 /* Forward kernels on full 16-byte vectors that would keep recomputed
  * values (hold_recomputed_values) but find no registers for them in the
- * chosen block take blocks of twice the threads, half the elements each,
+ * chosen block take blocks of twice the threads, half the elements each
+ * (still a row per block, and no fewer than the search's least batch),
  * where the values then fit.  Softmax fwd 16-bit at N = 16384, H = 20480 /
  * 24576 (512 threads at one block per SM instead of 256 at two): +8.4..
  * +20.7% on an H200, +4.2..+8.5% on an H100 (bench/results/
  * h200-2026-11-23.md, "Softmax at 20480 and 24576"). */
 static void widen_for_held_values(const buffered_inputs *buffers, const fv_device *device,
-                                  int vector, int64_t inner, bool var_mean, int recomputed,
-                                  candidate *c)
+                                  int vector, int64_t inner, int64_t outer, bool var_mean,
+                                  int recomputed, candidate *c)
 {
     if (recomputed == 0 || c->held_values > 0 || c->cluster != 1 || c->block_y != 1 ||
         c->threads * 2 > MAX_BLOCK_THREADS || !full_vectors(buffers, vector))
         return;
     candidate wide;
-    if (!make_candidate(buffers, device, 0, vector, inner, c->threads * 2, 1, 0, false, &wide))
+    if (!make_candidate(buffers, device, 0, vector, inner, c->threads * 2, 1, 0, false, &wide) ||
+        wide.block_y != 1 || wide.batch < minimum_batch(inner, outer))
         return;
     finish_candidate(buffers, device, 0, vector, var_mean, recomputed, &wide);
     if (wide.held_values > 0)
@@ -1265,7 +1271,8 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
                 (long long)inner, fv_text_str(considered));
     finish_candidate(&buffers, device, outer_reductions, vector, var_mean, recomputed, best);
     if (outer_reductions == 0)
-        widen_for_held_values(&buffers, device, vector, inner, var_mean, recomputed, best);
+        widen_for_held_values(&buffers, device, vector, inner, outer, var_mean, recomputed,
+                              best);
     candidate pair;
     if (pair_rows(&buffers, device, outer_reductions, vector, inner, best, &pair))
         *best = pair;
@@ -1336,7 +1343,7 @@ static fv_status inner_persistent_choose(const fv_segment_view *view, const fv_c
     if (status == FV_OK) {
         buffered_inputs buffers;
         find_buffered(view, &buffers);
-        char placement[256], short_blocks[64], held[128] = "";
+        char placement[256], short_blocks[64], held[192] = "";
         placement_text(&buffers, &best, placement, sizeof placement);
         snprintf(short_blocks, sizeof short_blocks, ", %d rows per block (not one wave)",
                  SHORT_BLOCK_ROUNDS);
@@ -2090,6 +2097,8 @@ static void emit_span_fetch(persistent_emit *p, const char *slot)
     e->indent += 4;
     fv_codegen_line(e, "const long long row_begin = fetch_row * inner;  // of the row's first element");
     for (int i = 0; i < p->buffers.count; i++) {
+        if (!buffer_in_shared(params, i))
+            continue;  /* copy_row_spans puts them all there */
         int32_t v = p->buffers.values[i];
         int chunk = (int)(16 / p->buffers.element_bytes[i]);
         int steps = (slot_length(p, i) / chunk + params->block_x - 1) / params->block_x;
@@ -2357,8 +2366,9 @@ static void emit_slot_pointer(persistent_emit *p, const char *name, int32_t valu
 
 /* At the start of each row: take the prefetched row statistics, point the
  * buffers and statistics at this row's slot, issue the copies of the next
- * row (or, with one slot, of this row) and, if the statistics came with
- * them, wait for this row's. */
+ * row (or, with one slot, of this row; with row spans emit_load_row issues
+ * them, after its barrier) and, if the statistics came with them, wait for
+ * this row's. */
 static void emit_row_start(persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
@@ -2419,7 +2429,8 @@ static void ahead_slot(int slots, char *text, size_t size)
 }
 
 /* Waits for this row's copies (unless the row start did, for the row
- * statistics), then loads the buffers kept in registers
+ * statistics; with row spans always, then a block barrier and the copies
+ * of the row slots - 1 ahead), then loads the buffers kept in registers
  * (float[batch][vector]). */
 static void emit_load_row(persistent_emit *p)
 {
@@ -2725,11 +2736,6 @@ static void emit_group_sum(persistent_emit *p, const char *name, int level, int 
                         cluster_blocks(p->params), count, name, level);
 }
 
-/* The inner reductions of one level: one pass over the row buffers for all
- * of them, then one grouped block reduction for the sums (and the first
- * pass of var_mean, the sum) and one per max.  var_mean takes a second pass
- * over the buffered row for the squared deviations from the mean (two-pass:
- * more accurate than Welford's update and free of its divisions). */
 /* Declares the arrays of the values the last reduction pass keeps for
  * the epilogue: held<value>[batch][vector] floats. */
 static void declare_held_values(persistent_emit *p)
@@ -2769,6 +2775,12 @@ static void read_held_values(persistent_emit *p)
     }
 }
 
+/* The inner reductions of one level: one pass over the row buffers for all
+ * of them, then one grouped block reduction for the sums (and the first
+ * pass of var_mean, the sum) and one per max.  var_mean takes a second pass
+ * over the buffered row for the squared deviations from the mean (two-pass:
+ * more accurate than Welford's update and free of its divisions).  The last
+ * level's last pass keeps the held values for the epilogue. */
 static void emit_reduction_level(persistent_emit *p, int level)
 {
     fv_emitter *e = &p->e;
