@@ -2347,13 +2347,14 @@ static fv_status emit_before_rows(persistent_emit *p)
 }
 
 /* Points `name`<value> at this row's slot of `name`<value>_slots (slots of
- * `slot_elements` elements; one slot: the slots' start). */
+ * `slot_elements` elements; one slot: the slots' start); `in_chunk`: at the
+ * row's first element within its 16-byte chunk (row spans). */
 static void emit_slot_pointer(persistent_emit *p, const char *name, int32_t value, int slots,
-                              int slot_elements)
+                              int slot_elements, bool in_chunk)
 {
     const char *type = fv_codegen_storage_type(p->view->fusion->values[value].dtype);
     int chunk = (int)(16 / fv_dtype_size(p->view->fusion->values[value].dtype));
-    if (slots >= 2 && row_spans(p->params) && strcmp(name, "buffer") == 0)
+    if (slots >= 2 && in_chunk)
         fv_codegen_line(&p->e, "const %s *const %s%d = %s%d_slots + slot * %d + (int)((safe_row * inner) & %d);  // the row's first element in its chunk",
                         type, name, (int)value, name, (int)value, slot_elements, chunk - 1);
     else if (slots >= 2)
@@ -2362,6 +2363,23 @@ static void emit_slot_pointer(persistent_emit *p, const char *name, int32_t valu
     else
         fv_codegen_line(&p->e, "const %s *const %s%d = %s%d_slots;", type, name, (int)value, name,
                         (int)value);
+}
+
+/* Issues the copies of the row `slots - 1` ahead (2 or more slots): the
+ * next row into the other slot with two, else into the last row's slot. */
+static void emit_fetch_ahead(persistent_emit *p, int slots)
+{
+    if (slots == 2) {
+        fv_codegen_line(&p->e, "// The next row's copies, in flight while this row is computed.");
+        emit_fetch(p, "row + row_stride", "slot ^ 1");
+        return;
+    }
+    char ahead_row[64], free_slot[64];
+    snprintf(ahead_row, sizeof ahead_row, "row + %d * row_stride", slots - 1);
+    snprintf(free_slot, sizeof free_slot, "slot == 0 ? %d : slot - 1", slots - 1);
+    fv_codegen_line(&p->e, "// The copies of the row %d ahead, into the last row's slot.",
+                    slots - 1);
+    emit_fetch(p, ahead_row, free_slot);
 }
 
 /* At the start of each row: take the prefetched row statistics, point the
@@ -2389,27 +2407,19 @@ static void emit_row_start(persistent_emit *p)
         if (!buffer_in_shared(params, i))
             continue;
         int32_t v = p->buffers.values[i];
-        emit_slot_pointer(p, "buffer", v, slots, slot_length(p, i));
+        emit_slot_pointer(p, "buffer", v, slots, slot_length(p, i), row_spans(params));
         any_shared = true;
     }
     if (!any_shared)
         return;
     for (int i = 0; stats_in_shared(p) && i < p->buffers.stat_count; i++) {
         emit_slot_pointer(p, "stat", p->buffers.stat_values[i], slots,
-                          params->block_x * params->block_y);
+                          params->block_x * params->block_y, false);
     }
     if (row_spans(params)) {
         /* after this row's copies have landed (emit_load_row) */
-    } else if (slots == 2) {
-        fv_codegen_line(e, "// The next row's copies, in flight while this row is computed.");
-        emit_fetch(p, "row + row_stride", "slot ^ 1");
-    } else if (slots > 2) {
-        char ahead_row[64], free_slot[64];
-        snprintf(ahead_row, sizeof ahead_row, "row + %d * row_stride", slots - 1);
-        snprintf(free_slot, sizeof free_slot, "slot == 0 ? %d : slot - 1", slots - 1);
-        fv_codegen_line(e, "// The copies of the row %d ahead, into the last row's slot.",
-                        slots - 1);
-        emit_fetch(p, ahead_row, free_slot);
+    } else if (slots >= 2) {
+        emit_fetch_ahead(p, slots);
     } else if (!refilled_slot(p)) {
         emit_fetch(p, "row", "0");
     }
@@ -2418,15 +2428,6 @@ static void emit_row_start(persistent_emit *p)
                         row_spans(params) ? slots - 2 : slots - 1);
 }
 
-/* The slot of the row `slots - 1` ahead: the next one with two slots,
- * else the last row's. */
-static void ahead_slot(int slots, char *text, size_t size)
-{
-    if (slots == 2)
-        snprintf(text, size, "slot ^ 1");
-    else
-        snprintf(text, size, "slot == 0 ? %d : slot - 1", slots - 1);
-}
 
 /* Waits for this row's copies (unless the row start did, for the row
  * statistics; with row spans always, then a block barrier and the copies
@@ -2444,20 +2445,9 @@ static void emit_load_row(persistent_emit *p)
         /* The block barrier also means that every thread is past the last
          * row, whose slot the copies of the row slots - 1 ahead take. */
         int slots = row_slots(params);
-        char ahead_row[64], free_slot[64];
-        if (slots == 2)
-            snprintf(ahead_row, sizeof ahead_row, "row + row_stride");
-        else
-            snprintf(ahead_row, sizeof ahead_row, "row + %d * row_stride", slots - 1);
-        ahead_slot(slots, free_slot, sizeof free_slot);
         fv_codegen_line(e, "fv_async_wait<%d>();  // this row's copies have landed", slots - 2);
         fv_codegen_line(e, "__syncthreads();  // ... all of them: threads read chunks others copied");
-        if (slots == 2)
-            fv_codegen_line(e, "// The next row's copies, in flight while this row is computed.");
-        else
-            fv_codegen_line(e, "// The copies of the row %d ahead, into the last row's slot.",
-                            slots - 1);
-        emit_fetch(p, ahead_row, free_slot);
+        emit_fetch_ahead(p, slots);
     } else if (in_shared != 0 && !stats_in_shared(p)) {
         fv_codegen_line(e, "fv_async_wait<%d>();  // this row's copies have landed",
                         row_slots(params) - 1);
