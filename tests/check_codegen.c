@@ -515,6 +515,68 @@ START_TEST(tma_inner_persistent_kernel_structure)
 }
 END_TEST
 
+/* Grouped steps with chained reductions (seed 003): each reduction pass
+ * runs over both rows of the step before one group reduction for them, and
+ * what a later pass needs of an earlier one (layer norm's mean, softmax's
+ * maximum) is computed per row at the group position, inside that pass's
+ * loop over the step's rows. */
+START_TEST(tma_inner_groups_chained_reductions)
+{
+    static const fv_scheduler *const tma_families[] = {
+        &fv_sched_inner_tma, &fv_sched_pointwise, &fv_sched_inner_reduction,
+        &fv_sched_outer_reduction, NULL,
+    };
+    char *source = generate_one(tma_families, NORM_LAYER_FORWARD, FV_BF16, 16384, 4096,
+                                "inner_tma");
+    static const char *const layer_norm[] = {
+        "float step_sums1[2] = {};  // the step's rows' sums: one group reduction for all",
+        "for (int u = 0; u < 2; ++u) {",
+        "float *const sums1 = step_sums1 + u * 1;  // this row's sums",
+        "sums1[0] += v3[lane];",
+        "fv_group_sum<128, 2>(step_sums1, reduction_scratch, 1 + group);",
+        "float step_squares1[2] = {};",
+        "for (int u = 0; u < 2; ++u) {",
+        "const float *const sums1 = step_sums1 + u * 1;  // this row's totals",
+        "const float mean0 = sums1[0] / (float)inner;  // var_mean, pass 1",
+        "float *const squares1 = step_squares1 + u * 1;",
+        "squares1[0] += deviation * deviation;",
+        "fv_group_sum<128, 2>(step_squares1, reduction_scratch, 1 + group);",
+        "#pragma unroll  // the rows below",
+        "for (int u = 0; u < 2; ++u) {",
+        "const float mean0 = sums1[0] / (float)inner;  // var_mean, pass 1",
+        "= squares1[0] / ((float)inner - 0.0f);",
+        "fv_store<8>(out2",
+        NULL,
+    };
+    const char *code = kernel_code(source);
+    assert_lines_in_order(code, layer_norm);
+    ck_assert_ptr_null(strstr(code, "fv_group_sum<128, 1>"));
+    ck_assert_ptr_nonnull(strstr(code, "__shared__ float reduction_scratch[2 * 64];"));
+    free(source);
+
+    source = generate_one(tma_families, NORM_SOFTMAX, FV_BF16, 16384, 4096, "inner_tma");
+    static const char *const softmax[] = {
+        "float step_maxima1[2];  // the step's rows' maxima: one group reduction for all",
+        "float *const maxima1 = step_maxima1 + u * 1;  // this row's maxima",
+        "maxima1[0] = -INFINITY;",
+        "maxima1[0] = fv_maximum(maxima1[0], v1[lane]);",
+        "fv_group_maxima<128, 2>(step_maxima1, reduction_scratch, 1 + group);",
+        "float step_sums2[2] = {};",
+        "= maxima1[0];",
+        "sums2[0] += v5[lane];",
+        "fv_group_sum<128, 2>(step_sums2, reduction_scratch, 1 + group);",
+        "#pragma unroll  // the rows below",
+        "= maxima1[0];",
+        "fv_store<8>(out0",
+        NULL,
+    };
+    code = kernel_code(source);
+    assert_lines_in_order(code, softmax);
+    ck_assert_ptr_null(strstr(code, "fv_group_max<"));
+    free(source);
+}
+END_TEST
+
 /* Softmax divides each exp by the row's sum: a multiply by the sum's
  * reciprocal (one IEEE division per thread and row), not a division per
  * element. */
@@ -657,6 +719,7 @@ static Suite *codegen_suite(void)
     tcase_add_test(tcase, warp_specialized_kernel_structure);
     tcase_add_test(tcase, warp_specialized_stage_in_registers);
     tcase_add_test(tcase, tma_inner_persistent_kernel_structure);
+    tcase_add_test(tcase, tma_inner_groups_chained_reductions);
     tcase_add_test(tcase, division_by_a_row_value_is_a_reciprocal_multiply);
     tcase_add_test(tcase, softmax_keeps_its_exp_for_the_epilogue);
     tcase_add_test(tcase, odd_rows_are_copied_as_aligned_chunks);

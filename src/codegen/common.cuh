@@ -436,15 +436,18 @@ __device__ __forceinline__ void fv_row_sum_group(float (&values)[COUNT], float *
         values[k] = fv_combine_warp_values<BLOCK_X / 32>(row + k * 32, 0.0f, fv_add());
 }
 
-// The same within one compute group of a warp-specialized kernel: the
-// BLOCK_X threads of this threadIdx.y synchronize on named barrier `barrier`
-// (1 + the group), not the whole block, whose producer warps do not take part.
-template <int BLOCK_X, int COUNT>
-__device__ __forceinline__ void fv_group_sum(float (&values)[COUNT], float *scratch, int barrier)
+// Reduces COUNT values at once within one compute group of a
+// warp-specialized kernel (grouped: one pass through `scratch`, 32 * COUNT
+// floats per group): the BLOCK_X threads of this threadIdx.y synchronize on
+// named barrier `barrier` (1 + the group), not the whole block, whose
+// producer warps do not take part.
+template <int BLOCK_X, int COUNT, typename Combine>
+__device__ __forceinline__ void fv_group_reduce(float (&values)[COUNT], float identity, float *scratch,
+                                                int barrier, Combine combine)
 {
 #pragma unroll
     for (int k = 0; k < COUNT; ++k)
-        values[k] = fv_warp_sum(values[k], BLOCK_X < 32 ? BLOCK_X : 32);
+        values[k] = fv_warp_reduce(values[k], BLOCK_X < 32 ? BLOCK_X : 32, combine);
     if (BLOCK_X <= 32)
         return;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -458,7 +461,22 @@ __device__ __forceinline__ void fv_group_sum(float (&values)[COUNT], float *scra
     asm volatile("bar.sync %0, %1;\n" ::"r"(barrier), "n"(BLOCK_X) : "memory");
 #pragma unroll
     for (int k = 0; k < COUNT; ++k)
-        values[k] = fv_warp_sum(lane < BLOCK_X / 32 ? row[k * 32 + lane] : 0.0f, 32);
+        values[k] = fv_warp_reduce(lane < BLOCK_X / 32 ? row[k * 32 + lane] : identity, 32, combine);
+}
+
+// The sums of COUNT values within one compute group (fv_group_reduce).
+template <int BLOCK_X, int COUNT>
+__device__ __forceinline__ void fv_group_sum(float (&values)[COUNT], float *scratch, int barrier)
+{
+    fv_group_reduce<BLOCK_X>(values, 0.0f, scratch, barrier, fv_add());
+}
+
+// The maxima of COUNT values within one compute group (fv_group_reduce):
+// a grouped step's rows' maxima in one pass.
+template <int BLOCK_X, int COUNT>
+__device__ __forceinline__ void fv_group_maxima(float (&values)[COUNT], float *scratch, int barrier)
+{
+    fv_group_reduce<BLOCK_X>(values, -INFINITY, scratch, barrier, fv_max());
 }
 
 template <int BLOCK_X>

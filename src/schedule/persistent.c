@@ -1821,8 +1821,8 @@ typedef struct persistent_emit {
     int32_t held[MAX_HELD_VALUES]; /* EXTRA_HELD_VALUES: values the last reduction pass keeps */
     int held_count;                /* as float in registers (held<value>[batch][vector]) */
     bool grouped;               /* grouped_step: a step's rows share one group reduction */
-    fv_text accumulate, group_sum, grouped_rows; /* grouped: the first pass of a step */
-    int step_sums;              /* grouped: sums of the step's rows (unroll x per row) */
+    fv_text grouped_rows;       /* grouped: the reduction passes over the step's rows */
+    fv_text accumulate, group_sum; /* grouped: a pass's row accumulation, its group reductions */
     int scratch_per_row;        /* floats of reduction scratch per row of the block */
     fv_text cluster_setup;      /* multi-wave in clusters: the block's place in its cluster */
     char next_slot[80];         /* the statement that moves `slot` on after each row */
@@ -2588,21 +2588,15 @@ static void emit_ws_row_start(persistent_emit *p)
     }
 }
 
-/* True if a warp-specialized step's rows share one group reduction
+/* True if a warp-specialized step's rows share their group reductions
  * (nvFuser's grouped reductions across iter_unroll): with several rows per
- * step and one level of inner reductions, all sums.  The step then takes
- * two passes over its rows: the first accumulates each row's sums into
- * step_sums1[unroll x sums], one fv_group_sum adds them all up, and the
- * second computes each row's outputs and partials. */
+ * step, each reduction pass (a level's sums and maxima, var_mean's squared
+ * deviations) runs over all the step's rows first and ends in one group
+ * reduction per kind for all of them (grouped_pass); the step's last loop
+ * then computes each row's outputs and partials from their totals. */
 static bool grouped_step(const persistent_emit *p)
 {
-    const persistent_analysis *a = &p->analysis;
-    if (!warp_specialized(p->kind) || p->params->extra[EXTRA_WS_UNROLL] < 2 || a->levels != 1)
-        return false;
-    for (int r = 0; r < a->inner_count; r++)
-        if (a->inner[r]->kind != FV_OP_SUM)
-            return false;
-    return true;
+    return warp_specialized(p->kind) && p->params->extra[EXTRA_WS_UNROLL] >= 2;
 }
 
 /* The statement after a warp-specialized step's rows: the stage's release,
@@ -2652,31 +2646,43 @@ static void emit_ws_load_step(persistent_emit *p)
     fv_codegen_line(e, "fv_barrier_arrive(&empty_barriers[stage]);  // the rows are in registers: refill the stage");
 }
 
-/* The first pass over a grouped step's rows (grouped_step): each row's sums
- * into step_sums1, then one group reduction for all of them. */
-static const char grouped_rows_skeleton[] =
-    "float step_sums1[@STEP_SUMS@] = {};  // the step's rows' sums: one group reduction for all\n"
+/* One reduction pass over a grouped step's rows (grouped_step): the
+ * step's arrays, a loop over its rows that computes each row's values up
+ * to the pass (its start, prologue and the totals of the passes before)
+ * and accumulates them, then the group reductions of the arrays. */
+static const char grouped_pass_skeleton[] =
+    "@DECLARE@\n"
     "#pragma unroll\n"
     "for (int u = 0; u < @UNROLL@; ++u) {\n"
     "    @ROW_START@\n"
     "    @ROW_PROLOGUE@\n"
+    "    @TOTALS_BEFORE@\n"
     "    @ACCUMULATE@\n"
     "}\n"
-    "@GROUP_SUM@\n";
+    "@GROUP_REDUCE@\n";
 
-static fv_status emit_grouped_rows(persistent_emit *p)
+/* Appends a grouped pass to p->grouped_rows: `declare` declares the step's
+ * arrays, p->accumulate holds a row's accumulation and p->group_sum the
+ * group reductions; the row's totals before the pass are the first
+ * `totals_length` bytes of p->stages (the step's last loop repeats them).
+ * Fails with FV_ERR_NOMEM or FV_ERR_INTERNAL (a skeleton section missing). */
+static fv_status append_grouped_pass(persistent_emit *p, const char *declare,
+                                     size_t totals_length)
 {
-    if (!p->grouped)
-        return FV_OK;
-    char step_sums[16], unroll[16];
-    snprintf(step_sums, sizeof step_sums, "%d", p->step_sums);
+    char unroll[16];
     snprintf(unroll, sizeof unroll, "%d", p->params->extra[EXTRA_WS_UNROLL]);
-    const char *names[] = {"STEP_SUMS", "UNROLL", "ROW_START", "ROW_PROLOGUE", "ACCUMULATE",
-                           "GROUP_SUM"};
-    const char *sections[] = {step_sums, unroll, fv_text_str(&p->row_start),
-                              fv_text_str(&p->prologue), fv_text_str(&p->accumulate),
-                              fv_text_str(&p->group_sum)};
-    return fv_codegen_fill(grouped_rows_skeleton, names, sections, 6, &p->grouped_rows);
+    fv_text totals = {0};
+    fv_text_append(&totals, fv_text_str(&p->stages), totals_length);
+    const char *names[] = {"DECLARE", "UNROLL", "ROW_START", "ROW_PROLOGUE", "TOTALS_BEFORE",
+                           "ACCUMULATE", "GROUP_REDUCE"};
+    const char *sections[] = {declare, unroll, fv_text_str(&p->row_start),
+                              fv_text_str(&p->prologue), fv_text_str(&totals),
+                              fv_text_str(&p->accumulate), fv_text_str(&p->group_sum)};
+    fv_status status = fv_text_status(&totals);
+    if (status == FV_OK)
+        status = fv_codegen_fill(grouped_pass_skeleton, names, sections, 7, &p->grouped_rows);
+    fv_text_free(&totals);
+    return status;
 }
 
 /* Values computed once per row before the reductions (row statistics). */
@@ -2726,6 +2732,23 @@ static void emit_group_sum(persistent_emit *p, const char *name, int level, int 
                         cluster_blocks(p->params), count, name, level);
 }
 
+/* The block reduction of max reduction r's maximum<r>: over the row's
+ * threads, or, warp-specialized, over the compute group; then over the
+ * cluster's blocks where the rows are split across a cluster. */
+static void emit_group_max(persistent_emit *p, int r)
+{
+    const fv_schedule_params *params = p->params;
+    if (warp_specialized(p->kind))
+        fv_codegen_line(&p->e, "maximum%d = fv_group_max<%d>(maximum%d, reduction_scratch, 1 + group);",
+                        r, params->block_x, r);
+    else
+        fv_codegen_line(&p->e, "maximum%d = fv_row_max<%d>(maximum%d, reduction_scratch);", r,
+                        params->block_x, r);
+    if (clustered(params))
+        fv_codegen_line(&p->e, "maximum%d = fv_cluster_max<%d>(maximum%d, cluster_exchange, cluster_arrived, exchange_phase);",
+                        r, cluster_blocks(params), r);
+}
+
 /* Declares the arrays of the values the last reduction pass keeps for
  * the epilogue: held<value>[batch][vector] floats. */
 static void declare_held_values(persistent_emit *p)
@@ -2765,40 +2788,94 @@ static void read_held_values(persistent_emit *p)
     }
 }
 
-/* The inner reductions of one level: one pass over the row buffers for all
- * of them, then one grouped block reduction for the sums (and the first
- * pass of var_mean, the sum) and one per max.  var_mean takes a second pass
- * over the buffered row for the squared deviations from the mean (two-pass:
- * more accurate than Welford's update and free of its divisions).  The last
- * level's last pass keeps the held values for the epilogue. */
-static void emit_reduction_level(persistent_emit *p, int level)
+/* What a grouped pass's array `name` holds, for its comments. */
+static const char *grouped_description(const char *name)
+{
+    return strcmp(name, "squares") == 0 ? "squared deviations" : name;
+}
+
+/* A grouped pass (grouped_step) begins: p->accumulate takes the row's
+ * accumulation, starting with pointers to its entries in the step's
+ * arrays (`sums` entries of step_<name><level>, and `maxima` entries of
+ * step_maxima<level>, which start at -INFINITY). */
+static void begin_grouped_pass(persistent_emit *p, const char *name, int level, int sums,
+                               int maxima)
+{
+    fv_emitter *e = &p->e;
+    fv_text_reset(&p->accumulate);
+    fv_text_reset(&p->group_sum);
+    e->out = &p->accumulate;
+    if (sums > 0)
+        fv_codegen_line(e, "float *const %s%d = step_%s%d + u * %d;  // this row's %s", name, level,
+                        name, level, sums, grouped_description(name));
+    if (maxima > 0) {
+        fv_codegen_line(e, "float *const maxima%d = step_maxima%d + u * %d;  // this row's maxima",
+                        level, level, maxima);
+        for (int k = 0; k < maxima; k++)
+            fv_codegen_line(e, "maxima%d[%d] = -INFINITY;", level, k);
+    }
+}
+
+/* A grouped pass ends: its group reductions (one per kind, over every row
+ * of the step) after the loop, the pass appended to p->grouped_rows with
+ * the totals of the passes before it (the first `totals_length` bytes of
+ * p->stages), and pointers to the row's totals added to p->stages. */
+static fv_status end_grouped_pass(persistent_emit *p, const char *name, int level, int sums,
+                                  int maxima, size_t totals_length)
+{
+    fv_emitter *e = &p->e;
+    int unroll = p->params->extra[EXTRA_WS_UNROLL], block_x = p->params->block_x;
+    char declare[320] = "";
+    size_t used = 0;
+    e->out = &p->group_sum;
+    if (sums > 0) {
+        used += (size_t)snprintf(declare + used, sizeof declare - used,
+                                 "float step_%s%d[%d] = {};  // the step's rows' %s: one group reduction for all\n",
+                                 name, level, unroll * sums, grouped_description(name));
+        fv_codegen_line(e, "fv_group_sum<%d, %d>(step_%s%d, reduction_scratch, 1 + group);", block_x,
+                        unroll * sums, name, level);
+    }
+    if (maxima > 0) {
+        snprintf(declare + used, sizeof declare - used,
+                 "float step_maxima%d[%d];  // the step's rows' maxima: one group reduction for all\n",
+                 level, unroll * maxima);
+        fv_codegen_line(e, "fv_group_maxima<%d, %d>(step_maxima%d, reduction_scratch, 1 + group);",
+                        block_x, unroll * maxima, level);
+    }
+    FV_TRY(append_grouped_pass(p, declare, totals_length));
+    e->out = &p->stages;
+    if (sums > 0)
+        fv_codegen_line(e, "const float *const %s%d = step_%s%d + u * %d;  // this row's totals", name,
+                        level, name, level, sums);
+    if (maxima > 0)
+        fv_codegen_line(e, "const float *const maxima%d = step_maxima%d + u * %d;  // this row's maxima",
+                        level, level, maxima);
+    return FV_OK;
+}
+
+/* The first pass of a level: one pass over the row buffers for all its
+ * reductions (sums, maxima, and the sum of each var_mean), then their
+ * block reductions, declaring each reduction's result (and var_mean's
+ * mean<r>).  `group` gives each non-max reduction its entry in sums<level>
+ * and `maximum_entry` each max its entry in maxima<level> (grouped). */
+static fv_status emit_level_first_pass(persistent_emit *p, int level, const int *group,
+                                       int group_count, const int *maximum_entry,
+                                       int maximum_count, bool keeps, int var_means)
 {
     fv_emitter *e = &p->e;
     const persistent_analysis *a = &p->analysis;
     const fv_fusion *fusion = p->view->fusion;
     const fv_schedule_params *params = p->params;
-    int group[MAX_REDUCTIONS], group_count = 0, var_means = 0;
+    size_t totals_length = p->stages.length;
     fv_codegen_line(e, "// reduction level %d", level);
-    for (int r = 0; r < a->inner_count; r++) {
-        if (a->inner_level[r] != level)
-            continue;
-        const fv_op *op = a->inner[r];
-        if (op->kind == FV_OP_MAX) {
+    for (int r = 0; r < a->inner_count; r++)
+        if (!p->grouped && a->inner_level[r] == level && a->inner[r]->kind == FV_OP_MAX)
             fv_codegen_line(e, "float maximum%d = -INFINITY;  // max", r);
-            continue;
-        }
-        group[r] = group_count++;
-        var_means += op->kind == FV_OP_VAR_MEAN;
-    }
-    if (p->grouped) {
-        e->out = &p->accumulate;
-        fv_codegen_line(e, "float *const sums%d = step_sums%d + u * %d;  // this row's sums", level,
-                        level, group_count);
-    } else if (group_count > 0) {
+    if (p->grouped)
+        begin_grouped_pass(p, "sums", level, group_count, maximum_count);
+    else if (group_count > 0)
         fv_codegen_line(e, "float sums%d[%d] = {};  // grouped: one block reduction for all", level,
                         group_count);
-    }
-    bool keeps = level == a->levels && p->held_count > 0;  /* held values: the last pass */
     if (keeps)
         declare_held_values(p);
     bool *saved = fv_codegen_save(e);
@@ -2816,7 +2893,9 @@ static void emit_reduction_level(persistent_emit *p, int level)
         const fv_op *op = a->inner[r];
         char input[64], target[48];
         fv_codegen_value(e, op->inputs[0], "lane", input, sizeof input);
-        if (op->kind == FV_OP_MAX)
+        if (op->kind == FV_OP_MAX && p->grouped)
+            snprintf(target, sizeof target, "maxima%d[%d]", level, maximum_entry[r]);
+        else if (op->kind == FV_OP_MAX)
             snprintf(target, sizeof target, "maximum%d", r);
         else
             snprintf(target, sizeof target, "sums%d[%d]", level, group[r]);
@@ -2824,16 +2903,10 @@ static void emit_reduction_level(persistent_emit *p, int level)
     }
     close_batch_loop(e);
     fv_codegen_restore(e, saved);
-    if (p->grouped) {
-        p->step_sums = p->params->extra[EXTRA_WS_UNROLL] * group_count;
-        e->out = &p->group_sum;
-        emit_group_sum(p, "step_sums", level, p->step_sums);
-        e->out = &p->stages;
-        fv_codegen_line(e, "const float *const sums%d = step_sums%d + u * %d;  // this row's totals",
-                        level, level, group_count);
-    } else if (group_count > 0) {
+    if (p->grouped)
+        FV_TRY(end_grouped_pass(p, "sums", level, group_count, maximum_count, totals_length));
+    else if (group_count > 0)
         emit_group_sum(p, "sums", level, group_count);
-    }
     char expression[160];
     for (int r = 0; r < a->inner_count; r++) {
         if (a->inner_level[r] != level)
@@ -2841,17 +2914,13 @@ static void emit_reduction_level(persistent_emit *p, int level)
         const fv_op *op = a->inner[r];
         fv_dtype dtype = fusion->values[op->outputs[0]].dtype;
         if (op->kind == FV_OP_MAX) {
-            if (warp_specialized(p->kind))
-                fv_codegen_line(e, "maximum%d = fv_group_max<%d>(maximum%d, reduction_scratch, 1 + group);",
-                                r, params->block_x, r);
-            else
-                fv_codegen_line(e, "maximum%d = fv_row_max<%d>(maximum%d, reduction_scratch);", r,
-                                params->block_x, r);
-            if (clustered(params))
-                fv_codegen_line(e, "maximum%d = fv_cluster_max<%d>(maximum%d, cluster_exchange, cluster_arrived, exchange_phase);",
-                                r, cluster_blocks(params), r);
             char maximum[32];
-            snprintf(maximum, sizeof maximum, "maximum%d", r);
+            if (p->grouped) {
+                snprintf(maximum, sizeof maximum, "maxima%d[%d]", level, maximum_entry[r]);
+            } else {
+                emit_group_max(p, r);
+                snprintf(maximum, sizeof maximum, "maximum%d", r);
+            }
             fv_codegen_rounded(dtype, maximum, expression, sizeof expression);
             fv_codegen_declare(e, op->outputs[0], expression);
         } else if (op->kind == FV_OP_SUM) {
@@ -2864,10 +2933,24 @@ static void emit_reduction_level(persistent_emit *p, int level)
                             r, level, group[r]);
         }
     }
-    if (var_means == 0)
-        return;
-    fv_codegen_line(e, "float squares%d[%d] = {};  // var_mean, pass 2", level, var_means);
-    saved = fv_codegen_save(e);
+    return FV_OK;
+}
+
+/* var_mean's second pass over the buffered row: the squared deviations
+ * from mean<r> (two-pass: more accurate than Welford's update and free of
+ * its divisions), their block reduction, and each var_mean's variance and
+ * mean declared. */
+static fv_status emit_level_squares_pass(persistent_emit *p, int level, int var_means, bool keeps)
+{
+    fv_emitter *e = &p->e;
+    const persistent_analysis *a = &p->analysis;
+    const fv_schedule_params *params = p->params;
+    size_t totals_length = p->stages.length;
+    if (p->grouped)
+        begin_grouped_pass(p, "squares", level, var_means, 0);
+    else
+        fv_codegen_line(e, "float squares%d[%d] = {};  // var_mean, pass 2", level, var_means);
+    bool *saved = fv_codegen_save(e);
     open_batch_loop(e, params, "row_active && ");
     fv_codegen_compute(e, p->targets, (fv_emit_index){"safe_row", "column"});
     if (keeps)
@@ -2887,8 +2970,12 @@ static void emit_reduction_level(persistent_emit *p, int level)
     }
     close_batch_loop(e);
     fv_codegen_restore(e, saved);
-    emit_group_sum(p, "squares", level, var_means);
+    if (p->grouped)
+        FV_TRY(end_grouped_pass(p, "squares", level, var_means, 0, totals_length));
+    else
+        emit_group_sum(p, "squares", level, var_means);
     square = 0;
+    char expression[160];
     for (int r = 0; r < a->inner_count; r++) {
         const fv_op *op = a->inner[r];
         if (a->inner_level[r] != level || op->kind != FV_OP_VAR_MEAN)
@@ -2899,18 +2986,58 @@ static void emit_reduction_level(persistent_emit *p, int level)
         snprintf(expression, sizeof expression, "mean%d", r);
         fv_codegen_declare(e, op->outputs[1], expression);
     }
+    return FV_OK;
+}
+
+/* The inner reductions of one level: one pass over the row buffers for all
+ * of them, then one grouped block reduction for the sums (and the first
+ * pass of var_mean, the sum) and one per max (grouped steps: one for all
+ * the maxima of the step's rows).  var_mean takes a second pass over the
+ * buffered row for the squared deviations from the mean.  The last level's
+ * last pass keeps the held values for the epilogue.  Fails only as
+ * append_grouped_pass does. */
+static fv_status emit_reduction_level(persistent_emit *p, int level)
+{
+    const persistent_analysis *a = &p->analysis;
+    int group[MAX_REDUCTIONS], maximum_entry[MAX_REDUCTIONS];
+    int group_count = 0, maximum_count = 0, var_means = 0;
+    for (int r = 0; r < a->inner_count; r++) {
+        if (a->inner_level[r] != level)
+            continue;
+        const fv_op *op = a->inner[r];
+        if (op->kind == FV_OP_MAX) {
+            maximum_entry[r] = maximum_count++;
+            continue;
+        }
+        group[r] = group_count++;
+        var_means += op->kind == FV_OP_VAR_MEAN;
+    }
+    bool keeps = level == a->levels && p->held_count > 0;  /* held values: the last pass */
+    FV_TRY(emit_level_first_pass(p, level, group, group_count, maximum_entry, maximum_count, keeps,
+                                 var_means));
+    if (var_means > 0)
+        FV_TRY(emit_level_squares_pass(p, level, var_means, keeps));
+    return FV_OK;
 }
 
 /* Floats of reduction scratch per row of the block: 32 per grouped value
- * (and 32 for a max). */
-static int scratch_per_row(const persistent_analysis *a)
+ * (and 32 for a max, reduced one at a time; in grouped steps, where a
+ * level's maxima are reduced together, 32 per maximum). */
+static int scratch_per_row(const persistent_analysis *a, bool grouped)
 {
     int most = 1;
     for (int level = 1; level <= a->levels; level++) {
-        int count = 0;
-        for (int r = 0; r < a->inner_count; r++)
-            count += a->inner_level[r] == level && a->inner[r]->kind != FV_OP_MAX;
-        most = count > most ? count : most;
+        int sums = 0, maxima = 0;
+        for (int r = 0; r < a->inner_count; r++) {
+            if (a->inner_level[r] != level)
+                continue;
+            if (a->inner[r]->kind == FV_OP_MAX)
+                maxima++;
+            else
+                sums++;
+        }
+        most = sums > most ? sums : most;
+        most = grouped && maxima > most ? maxima : most;
     }
     return 32 * most;
 }
@@ -3239,7 +3366,7 @@ static fv_status emit_sections(persistent_emit *p)
     p->grouped = grouped_step(p);
     if (p->params->extra[EXTRA_HELD_VALUES] != 0 && !warp_specialized(p->kind))
         p->held_count = recomputed_values(p->view, &p->analysis, p->held);
-    p->scratch_per_row = scratch_per_row(&p->analysis) *
+    p->scratch_per_row = scratch_per_row(&p->analysis, p->grouped) *
                          (p->grouped ? p->params->extra[EXTRA_WS_UNROLL] : 1);
     write_cluster_setup(p);
     FV_TRY(fv_text_status(&p->cluster_setup));
@@ -3258,9 +3385,9 @@ static fv_status emit_sections(persistent_emit *p)
         emit_load_row(p);  /* the warp-specialized rows arrive by bulk copies */
     p->e.out = &p->stages;
     for (int level = 1; level <= p->analysis.levels; level++)
-        emit_reduction_level(p, level);
+        FV_TRY(emit_reduction_level(p, level));
     emit_epilogue(p);
-    FV_TRY(emit_grouped_rows(p));
+    FV_TRY(fv_text_status(&p->grouped_rows));
     if (p->analysis.outer_count > 0) {
         emit_partials(p);
         FV_TRY(emit_stage_two(p));
