@@ -2646,13 +2646,26 @@ static void emit_ws_load_step(persistent_emit *p)
     fv_codegen_line(e, "fv_barrier_arrive(&empty_barriers[stage]);  // the rows are in registers: refill the stage");
 }
 
+/* The pragma before a warp-specialized kernel's loops over the step's
+ * rows: unrolled where the rows are read into registers (row_floats is
+ * indexed by u); otherwise the compiler chooses, and a long row body stays
+ * one loop (unrolled, the step's bodies of 16-bit softmax at H = 8192 and
+ * 12288 outgrew the instruction cache: 20-28% slower on an H100). */
+static const char *rows_pragma(const fv_schedule_params *params)
+{
+    return params->extra[EXTRA_ROW_FLOATS] != 0
+               ? "#pragma unroll  // the rows below index row_floats by u"
+               : "";
+}
+
 /* One reduction pass over a grouped step's rows (grouped_step): the
  * step's arrays, a loop over its rows that computes each row's values up
- * to the pass (its start, prologue and the totals of the passes before)
- * and accumulates them, then the group reductions of the arrays. */
+ * to the pass (its start, prologue and the totals of the passes before),
+ * accumulates them in registers and stores the row's entries, then the
+ * group reductions of the arrays. */
 static const char grouped_pass_skeleton[] =
     "@DECLARE@\n"
-    "#pragma unroll\n"
+    "@ROWS_PRAGMA@\n"
     "for (int u = 0; u < @UNROLL@; ++u) {\n"
     "    @ROW_START@\n"
     "    @ROW_PROLOGUE@\n"
@@ -2673,14 +2686,14 @@ static fv_status append_grouped_pass(persistent_emit *p, const char *declare,
     snprintf(unroll, sizeof unroll, "%d", p->params->extra[EXTRA_WS_UNROLL]);
     fv_text totals = {0};
     fv_text_append(&totals, fv_text_str(&p->stages), totals_length);
-    const char *names[] = {"DECLARE", "UNROLL", "ROW_START", "ROW_PROLOGUE", "TOTALS_BEFORE",
-                           "ACCUMULATE", "GROUP_REDUCE"};
-    const char *sections[] = {declare, unroll, fv_text_str(&p->row_start),
+    const char *names[] = {"DECLARE", "ROWS_PRAGMA", "UNROLL", "ROW_START", "ROW_PROLOGUE",
+                           "TOTALS_BEFORE", "ACCUMULATE", "GROUP_REDUCE"};
+    const char *sections[] = {declare, rows_pragma(p->params), unroll, fv_text_str(&p->row_start),
                               fv_text_str(&p->prologue), fv_text_str(&totals),
                               fv_text_str(&p->accumulate), fv_text_str(&p->group_sum)};
     fv_status status = fv_text_status(&totals);
     if (status == FV_OK)
-        status = fv_codegen_fill(grouped_pass_skeleton, names, sections, 7, &p->grouped_rows);
+        status = fv_codegen_fill(grouped_pass_skeleton, names, sections, 8, &p->grouped_rows);
     fv_text_free(&totals);
     return status;
 }
@@ -2795,42 +2808,38 @@ static const char *grouped_description(const char *name)
 }
 
 /* A grouped pass (grouped_step) begins: p->accumulate takes the row's
- * accumulation, starting with pointers to its entries in the step's
- * arrays (`sums` entries of step_<name><level>, and `maxima` entries of
- * step_maxima<level>, which start at -INFINITY). */
-static void begin_grouped_pass(persistent_emit *p, const char *name, int level, int sums,
-                               int maxima)
+ * accumulation. */
+static void begin_grouped_pass(persistent_emit *p)
 {
-    fv_emitter *e = &p->e;
     fv_text_reset(&p->accumulate);
     fv_text_reset(&p->group_sum);
-    e->out = &p->accumulate;
-    if (sums > 0)
-        fv_codegen_line(e, "float *const %s%d = step_%s%d + u * %d;  // this row's %s", name, level,
-                        name, level, sums, grouped_description(name));
-    if (maxima > 0) {
-        fv_codegen_line(e, "float *const maxima%d = step_maxima%d + u * %d;  // this row's maxima",
-                        level, level, maxima);
-        for (int k = 0; k < maxima; k++)
-            fv_codegen_line(e, "maxima%d[%d] = -INFINITY;", level, k);
-    }
+    p->e.out = &p->accumulate;
 }
 
-/* A grouped pass ends: its group reductions (one per kind, over every row
- * of the step) after the loop, the pass appended to p->grouped_rows with
- * the totals of the passes before it (the first `totals_length` bytes of
- * p->stages), and pointers to the row's totals added to p->stages. */
+/* A grouped pass ends: the row's `sums` entries of <name><level> (and, for
+ * each max reduction of the level, maximum<r>) stored into the step's
+ * arrays step_<name><level>[unroll x sums] and step_maxima<level>[unroll x
+ * maxima]; their group reductions after the loop; the pass appended to
+ * p->grouped_rows with the totals of the passes before it (the first
+ * `totals_length` bytes of p->stages); and pointers to the row's totals
+ * added to p->stages. */
 static fv_status end_grouped_pass(persistent_emit *p, const char *name, int level, int sums,
                                   int maxima, size_t totals_length)
 {
     fv_emitter *e = &p->e;
+    const persistent_analysis *a = &p->analysis;
     int unroll = p->params->extra[EXTRA_WS_UNROLL], block_x = p->params->block_x;
+    for (int k = 0; k < sums; k++)
+        fv_codegen_line(e, "step_%s%d[u * %d + %d] = %s%d[%d];", name, level, sums, k, name, level, k);
+    for (int r = 0, k = 0; r < a->inner_count && maxima > 0; r++)
+        if (a->inner_level[r] == level && a->inner[r]->kind == FV_OP_MAX)
+            fv_codegen_line(e, "step_maxima%d[u * %d + %d] = maximum%d;", level, maxima, k++, r);
     char declare[320] = "";
     size_t used = 0;
     e->out = &p->group_sum;
     if (sums > 0) {
         used += (size_t)snprintf(declare + used, sizeof declare - used,
-                                 "float step_%s%d[%d] = {};  // the step's rows' %s: one group reduction for all\n",
+                                 "float step_%s%d[%d];  // the step's rows' %s: one group reduction for all\n",
                                  name, level, unroll * sums, grouped_description(name));
         fv_codegen_line(e, "fv_group_sum<%d, %d>(step_%s%d, reduction_scratch, 1 + group);", block_x,
                         unroll * sums, name, level);
@@ -2868,14 +2877,14 @@ static fv_status emit_level_first_pass(persistent_emit *p, int level, const int 
     const fv_schedule_params *params = p->params;
     size_t totals_length = p->stages.length;
     fv_codegen_line(e, "// reduction level %d", level);
-    for (int r = 0; r < a->inner_count; r++)
-        if (!p->grouped && a->inner_level[r] == level && a->inner[r]->kind == FV_OP_MAX)
-            fv_codegen_line(e, "float maximum%d = -INFINITY;  // max", r);
     if (p->grouped)
-        begin_grouped_pass(p, "sums", level, group_count, maximum_count);
-    else if (group_count > 0)
-        fv_codegen_line(e, "float sums%d[%d] = {};  // grouped: one block reduction for all", level,
-                        group_count);
+        begin_grouped_pass(p);
+    for (int r = 0; r < a->inner_count; r++)
+        if (a->inner_level[r] == level && a->inner[r]->kind == FV_OP_MAX)
+            fv_codegen_line(e, "float maximum%d = -INFINITY;  // max", r);
+    if (group_count > 0)
+        fv_codegen_line(e, "float sums%d[%d] = {};  // %s", level, group_count,
+                        p->grouped ? "this row's sums" : "grouped: one block reduction for all");
     if (keeps)
         declare_held_values(p);
     bool *saved = fv_codegen_save(e);
@@ -2893,9 +2902,7 @@ static fv_status emit_level_first_pass(persistent_emit *p, int level, const int 
         const fv_op *op = a->inner[r];
         char input[64], target[48];
         fv_codegen_value(e, op->inputs[0], "lane", input, sizeof input);
-        if (op->kind == FV_OP_MAX && p->grouped)
-            snprintf(target, sizeof target, "maxima%d[%d]", level, maximum_entry[r]);
-        else if (op->kind == FV_OP_MAX)
+        if (op->kind == FV_OP_MAX)
             snprintf(target, sizeof target, "maximum%d", r);
         else
             snprintf(target, sizeof target, "sums%d[%d]", level, group[r]);
@@ -2947,9 +2954,8 @@ static fv_status emit_level_squares_pass(persistent_emit *p, int level, int var_
     const fv_schedule_params *params = p->params;
     size_t totals_length = p->stages.length;
     if (p->grouped)
-        begin_grouped_pass(p, "squares", level, var_means, 0);
-    else
-        fv_codegen_line(e, "float squares%d[%d] = {};  // var_mean, pass 2", level, var_means);
+        begin_grouped_pass(p);
+    fv_codegen_line(e, "float squares%d[%d] = {};  // var_mean, pass 2", level, var_means);
     bool *saved = fv_codegen_save(e);
     open_batch_loop(e, params, "row_active && ");
     fv_codegen_compute(e, p->targets, (fv_emit_index){"safe_row", "column"});
@@ -3480,12 +3486,7 @@ static void fill_warp_specialized(skeleton_fill *fill, const persistent_emit *p)
     fill_text(fill, "STAGES_CODE", fv_text_str(&p->stages));
     fill_text(fill, "LOAD_STEP", fv_text_str(&p->load));
     fill_text(fill, "GROUPED_ROWS", fv_text_str(&p->grouped_rows));
-    bool floats = params->extra[EXTRA_ROW_FLOATS] != 0, sums = p->grouped;
-    fill_text(fill, "ROWS_PRAGMA",
-              floats && sums ? "#pragma unroll  // the rows below index row_floats and step_sums by u"
-              : floats       ? "#pragma unroll  // the rows below index row_floats by u"
-              : sums         ? "#pragma unroll  // the rows below index step_sums by u"
-                             : "");
+    fill_text(fill, "ROWS_PRAGMA", rows_pragma(params));
     fill_text(fill, "STAGE_RELEASE", stage_release(params));
     fill_number(fill, "PRODUCER_REGISTERS", params->extra[EXTRA_WS_PRODUCER_REGISTERS]);
     fill_number(fill, "COMPUTE_REGISTERS", params->extra[EXTRA_WS_COMPUTE_REGISTERS]);
