@@ -2649,8 +2649,9 @@ static void emit_ws_load_step(persistent_emit *p)
 /* The pragma before a warp-specialized kernel's loops over the step's
  * rows: unrolled where the rows are read into registers (row_floats is
  * indexed by u); otherwise the compiler chooses, and a long row body stays
- * one loop (unrolled, the step's bodies of 16-bit softmax at H = 8192 and
- * 12288 outgrew the instruction cache: 20-28% slower on an H100). */
+ * one loop (forced to unroll, 16-bit softmax at H = 8192 and 12288 doubled
+ * its code, 5951 to 11263 PTX lines at 12288, and ran 20-28% slower on an
+ * H100; the step's arrays then live in 16 bytes of local memory). */
 static const char *rows_pragma(const fv_schedule_params *params)
 {
     return params->extra[EXTRA_ROW_FLOATS] != 0
