@@ -413,11 +413,14 @@ END_TEST
 /* regs_cached and grouped steps.  Where the step's rows fit as float beside
  * the partials, the weight and the step's sums (RMS bwd bf16 2048, 4 rows per
  * step), the compute group reads them from the stage into registers and
- * releases the stage before its reductions; where they do not (LN bwd bf16
- * 2048: 176 floats and 8 sums; RMS bwd bf16 4096: 2 rows of 32 elements per
- * thread), the rows are read from the stage and it is released after them.
- * Either way the step's rows share one group reduction: a first pass adds
- * each row's sums into step_sums1, a second computes the rows. */
+ * releases the stage before its reductions.  Where they fit only in their
+ * own 16-bit type (LN bwd bf16 2048: 4 rows and 8 sums; RMS bwd bf16 4096: 2
+ * rows of 32 elements per thread), it holds them so and converts each
+ * vector where it is read.  Without regs_cached (LN bwd bf16 8192, one row
+ * of 384 threads per step) the row is read from the stage, which is
+ * released after it.  With several rows, the step's rows share one group
+ * reduction: a first pass adds each row's sums into step_sums1, a second
+ * computes the rows. */
 START_TEST(warp_specialized_stage_in_registers)
 {
     static const fv_scheduler *const ws_families[] = {
@@ -433,14 +436,14 @@ START_TEST(warp_specialized_stage_in_registers)
         "fv_load<8>(buffer0_slots + (long long)slot_row * 2048 + column, row_floats0[u][b]);",
         "fv_barrier_arrive(&empty_barriers[stage]);  // the rows are in registers: refill the stage",
         "float step_sums1[4];  // the step's rows' sums: one group reduction for all",
-        "#pragma unroll  // the rows below index row_floats by u",
+        "#pragma unroll  // the rows below index their registers by u",
         "for (int u = 0; u < 4; ++u) {",
         "float sums1[1] = {};  // this row's sums",
         "const float (&v0)[8] = row_floats0[u][b];",
         "sums1[0] += ",
         "step_sums1[u * 1 + 0] = sums1[0];",
         "fv_group_sum<128, 4>(step_sums1, reduction_scratch, 1 + group);",
-        "#pragma unroll  // the rows below index row_floats by u",
+        "#pragma unroll  // the rows below index their registers by u",
         "for (int u = 0; u < 4; ++u) {",
         "const float *const sums1 = step_sums1 + u * 1;  // this row's totals",
         "const float (&v0)[8] = row_floats0[u][b];",
@@ -457,29 +460,50 @@ START_TEST(warp_specialized_stage_in_registers)
     static const struct {
         norm_kind kind;
         int64_t hidden;
-        int rows, step_sums;
-    } in_stage[] = {{NORM_LAYER_BACKWARD, 2048, 4, 8}, {NORM_RMS_BACKWARD, 4096, 2, 2}};
-    for (size_t i = 0; i < sizeof in_stage / sizeof in_stage[0]; i++) {
-        source = generate_one(ws_families, in_stage[i].kind, FV_BF16, 16384, in_stage[i].hidden,
+        int rows, batch, step_sums;
+    } own_type[] = {{NORM_LAYER_BACKWARD, 2048, 4, 2, 8}, {NORM_RMS_BACKWARD, 4096, 2, 4, 2}};
+    for (size_t i = 0; i < sizeof own_type / sizeof own_type[0]; i++) {
+        source = generate_one(ws_families, own_type[i].kind, FV_BF16, 16384, own_type[i].hidden,
                               "inner_outer_ws");
-        char declaration[96], loop[48], group_sum[96];
-        snprintf(declaration, sizeof declaration, "float step_sums1[%d];", in_stage[i].step_sums);
-        snprintf(loop, sizeof loop, "for (int u = 0; u < %d; ++u) {", in_stage[i].rows);
+        char declaration[96], load[128], loop[48], step_sums[48], group_sum[96];
+        snprintf(declaration, sizeof declaration, "fv_vector<__nv_bfloat16, 8> row_copies0[%d][%d];",
+                 own_type[i].rows, own_type[i].batch);
+        snprintf(load, sizeof load,
+                 "fv_load_vector(buffer0_slots + (long long)slot_row * %lld + column, row_copies0[u][b]);",
+                 (long long)own_type[i].hidden);
+        snprintf(loop, sizeof loop, "for (int u = 0; u < %d; ++u) {", own_type[i].rows);
+        snprintf(step_sums, sizeof step_sums, "float step_sums1[%d];", own_type[i].step_sums);
         snprintf(group_sum, sizeof group_sum,
                  "fv_group_sum<128, %d>(step_sums1, reduction_scratch, 1 + group);",
-                 in_stage[i].step_sums);
-        const char *const released_after[] = {
+                 own_type[i].step_sums);
+        const char *const held_in_own_type[] = {
             "fv_barrier_wait(&full_barriers[stage]",
             declaration,
+            load,
+            "fv_barrier_arrive(&empty_barriers[stage]);  // the rows are in registers: refill the stage",
+            step_sums,
+            "#pragma unroll  // the rows below index their registers by u",
             loop,
-            "fv_load<8>(buffer0 + column, v0);",
+            "fv_vector_to_floats(row_copies0[u][b], v0);",
             group_sum,
             loop,
-            "fv_barrier_arrive(&empty_barriers[stage]);  // this group is done with the stage",
+            "fv_vector_to_floats(row_copies0[u][b], v0);",
+            "// the stage was released once its rows were read",
             NULL,
         };
-        assert_kernel_lines(source, released_after, "float row_floats");
+        assert_kernel_lines(source, held_in_own_type, "float row_floats");
     }
+
+    source = generate_one(ws_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 8192,
+                          "inner_outer_ws");
+    static const char *const released_after[] = {
+        "fv_barrier_wait(&full_barriers[stage]",
+        "for (int u = 0; u < 1; ++u) {",
+        "fv_load<8>(buffer0 + column, v0);",
+        "fv_barrier_arrive(&empty_barriers[stage]);  // this group is done with the stage",
+        NULL,
+    };
+    assert_kernel_lines(source, released_after, "row_copies0");
 }
 END_TEST
 

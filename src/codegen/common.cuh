@@ -43,6 +43,23 @@ __device__ __forceinline__ void fv_load(const T *__restrict__ p, float (&out)[N]
         out[lane] = fv_to_float(raw.element[lane]);
 }
 
+// Copies N consecutive elements starting at p (aligned to N elements) into a
+// vector of their own type, to be converted where read (fv_vector_to_floats).
+template <int N, typename T>
+__device__ __forceinline__ void fv_load_vector(const T *__restrict__ p, fv_vector<T, N> &out)
+{
+    out = *reinterpret_cast<const fv_vector<T, N> *>(p);
+}
+
+// The N elements of a vector as floats.
+template <int N, typename T>
+__device__ __forceinline__ void fv_vector_to_floats(const fv_vector<T, N> &in, float (&out)[N])
+{
+#pragma unroll
+    for (int lane = 0; lane < N; ++lane)
+        out[lane] = fv_to_float(in.element[lane]);
+}
+
 // Stores N floats as consecutive elements of type T starting at p (aligned).
 template <int N, typename T>
 __device__ __forceinline__ void fv_store(T *__restrict__ p, const float (&in)[N])

@@ -355,6 +355,10 @@ enum {
     EXTRA_HELD_VALUES,    /* forward: 1 if the last reduction pass keeps the values the
                              epilogue would compute again (recomputed_values) as float in
                              registers for it (hold_recomputed_values) */
+    EXTRA_WS_ROWS_OWN_TYPE, /* warp-specialized with EXTRA_ROW_FLOATS: 1 if the step's rows
+                               are held in registers in their own 16-bit type
+                               (row_copies<v>[unroll][batch], converted to float where
+                               read), where they fit only so (ws_rows_in_registers) */
 };
 
 typedef struct buffered_inputs {
@@ -1475,18 +1479,39 @@ static void ws_register_split(const fv_device *device, int bdimx, int groups, in
  * 192 floats against 224 registers) spilled 24 bytes on sm_90a with them;
  * LN bwd 16-bit 16384 x 2048 (4 rows per step, 176 floats) did not, but
  * spilled 32 bytes once its 8 step sums were live across the step's two
- * passes. */
+ * passes.  With `row_element_bytes` 2 it counts the rows in their own
+ * 16-bit type (ws_rows_in_registers). */
 static bool ws_row_floats_fit(const fv_sched_ws_problem *problem, const buffered_inputs *buffers,
-                              int bdimx, int unroll, bool weight_floats, int registers)
+                              int bdimx, int unroll, bool weight_floats, int registers,
+                              int row_element_bytes)
 {
     int64_t float_row = problem->inner * 4;
     int floats =
-        fv_sched_ws_registers_for(problem, buffers->count * float_row, bdimx) * unroll +
+        fv_sched_ws_registers_for(problem, buffers->count * problem->inner * row_element_bytes,
+                                  bdimx) * unroll +
         fv_sched_ws_registers_for(problem, problem->partial_bytes, bdimx) +
         (weight_floats ? fv_sched_ws_registers_for(problem, buffers->cached_count * float_row, bdimx)
                        : 0);
     int step_sums = unroll > 1 ? unroll * problem->inner_reductions : 0;
     return floats + step_sums + WS_ROW_FLOATS_MARGIN <= registers;
+}
+
+/* How a warp-specialized step's rows are held in registers (regs_cached):
+ * 4 (as float) where they fit so beside the rest (ws_row_floats_fit), else
+ * 2 (in their own 16-bit type, converted where read) where every buffered
+ * input is 16-bit and they fit so, else 0 (read from the stage, which is
+ * released after the step).  nvFuser's registers hold the rows in their
+ * own type; float saves the conversion in every pass. */
+static int ws_rows_in_registers(const fv_sched_ws_problem *problem, const buffered_inputs *buffers,
+                                int bdimx, int unroll, bool weight_floats, int registers)
+{
+    if (ws_row_floats_fit(problem, buffers, bdimx, unroll, weight_floats, registers, 4))
+        return 4;
+    for (int i = 0; i < buffers->count; i++)
+        if (buffers->element_bytes[i] != 2)
+            return 0;
+    return ws_row_floats_fit(problem, buffers, bdimx, unroll, weight_floats, registers, 2) ? 2
+                                                                                          : 0;
 }
 
 /* The heuristic's view of a segment and case (bytes per row of each kind of
@@ -1619,11 +1644,14 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
     int start_registers, producer_registers, compute_registers;
     ws_register_split(device, ws.bdimx, groups, ws.registers_needed, &start_registers,
                       &producer_registers, &compute_registers);
-    bool rows_in_registers =
-        ws.regs_cached &&
-        ws_row_floats_fit(&problem, &buffers, ws.bdimx, ws.unroll, ws.gmem_to_regs,
-                          compute_registers > 0 ? compute_registers : start_registers);
+    int row_bytes_held =
+        ws.regs_cached
+            ? ws_rows_in_registers(&problem, &buffers, ws.bdimx, ws.unroll, ws.gmem_to_regs,
+                                   compute_registers > 0 ? compute_registers : start_registers)
+            : 0;
+    bool rows_in_registers = row_bytes_held > 0;
     params->extra[EXTRA_ROW_FLOATS] = rows_in_registers ? (int)all_buffers(&buffers) : 0;
+    params->extra[EXTRA_WS_ROWS_OWN_TYPE] = row_bytes_held == 2;
     params->extra[EXTRA_WS_PRODUCER_REGISTERS] = producer_registers;
     params->extra[EXTRA_WS_COMPUTE_REGISTERS] = compute_registers;
     params->extra[EXTRA_WS_START_REGISTERS] = compute_registers > 0 ? start_registers : 0;
@@ -1642,8 +1670,9 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
              "of %d-element vectors, weight in %s, one block per SM (%d blocks), %s; heuristic "
              "pass %c, %d registers needed of %d per compute thread%s%s%s",
              groups, groups > 1 ? "s" : "", ws.bdimx, ws.unroll, stages,
-             rows_in_registers ? " (a step's rows read into registers as float, then the stage released)"
-             : ws.regs_cached ? " (no room to hold a step's rows as float: the stage is released after them)"
+             row_bytes_held == 4 ? " (a step's rows read into registers as float, then the stage released)"
+             : row_bytes_held == 2 ? " (a step's rows read into registers in their own 16-bit type, as float they do not fit, then the stage released)"
+             : ws.regs_cached ? " (no room to hold a step's rows in registers: the stage is released after them)"
                               : "",
              batch, problem.vector,
              ws.gmem_to_regs ? "registers" : "shared memory", grid, registers, ws.pass,
@@ -1750,13 +1779,15 @@ static fv_status inner_tma_choose(const fv_segment_view *view, const fv_case *c,
                 "memory too few; warp specialization needs 2)", stages / groups);
     int64_t tiles = (outer + (int64_t)unroll * groups - 1) / ((int64_t)unroll * groups);
     int grid = tiles < device->sm_count ? (int)tiles : device->sm_count;
-    /* The step's rows held as float (regs_cached), as in the inner-outer ws
-     * kernel, where they fit the launch's registers (no register sharing). */
+    /* The step's rows held in registers (regs_cached), as in the inner-outer
+     * ws kernel, as float or in their own 16-bit type, where they fit the
+     * launch's registers (no register sharing). */
     int registers = fv_sched_ws_registers_per_thread(device, TMA_INNER_BLOCK_X * (groups + 1));
-    bool rows_in_registers = ws_row_floats_fit(&problem, &buffers, TMA_INNER_BLOCK_X, unroll,
-                                               false, registers);
+    int row_bytes_held =
+        ws_rows_in_registers(&problem, &buffers, TMA_INNER_BLOCK_X, unroll, false, registers);
     memset(params, 0, sizeof *params);
-    params->extra[EXTRA_ROW_FLOATS] = rows_in_registers ? (int)all_buffers(&buffers) : 0;
+    params->extra[EXTRA_ROW_FLOATS] = row_bytes_held > 0 ? (int)all_buffers(&buffers) : 0;
+    params->extra[EXTRA_WS_ROWS_OWN_TYPE] = row_bytes_held == 2;
     params->vector = vector;
     params->block_x = TMA_INNER_BLOCK_X;
     params->block_y = groups;
@@ -1771,7 +1802,9 @@ static fv_status inner_tma_choose(const fv_segment_view *view, const fv_case *c,
              "batch %lld of %d-element vectors, row-constant inputs in shared memory, one "
              "block per SM (%d blocks)",
              groups, TMA_INNER_BLOCK_X, unroll, stages, stages / groups,
-             rows_in_registers ? ", a step's rows read into registers as float, then the stage released" : "",
+             row_bytes_held == 4 ? ", a step's rows read into registers as float, then the stage released"
+             : row_bytes_held == 2 ? ", a step's rows read into registers in their own 16-bit type, then the stage released"
+                                   : "",
              (long long)batch, vector, grid);
     return FV_OK;
 }
@@ -2164,11 +2197,16 @@ static fv_status set_buffered_line(persistent_emit *p, int32_t value, const char
 
 /* The line reading buffered input `v` (number `buffer`) from its row slot in
  * the batch loop: its float copy (row_floats<v><step_row>[b], step_row "" or
- * the warp-specialized step's "[u]") where it has one, else a load. */
+ * the warp-specialized step's "[u]") where it has one, or its copy in its
+ * own type converted (row_copies<v>[u][b], EXTRA_WS_ROWS_OWN_TYPE), else a
+ * load. */
 static fv_status set_slot_buffer_line(persistent_emit *p, int buffer, int32_t v,
                                       const char *step_row)
 {
     int vector = p->params->vector;
+    if (row_floats(p->params, buffer) && p->params->extra[EXTRA_WS_ROWS_OWN_TYPE] != 0)
+        return set_buffered_line(p, v, "float v%d[%d];\nfv_vector_to_floats(row_copies%d%s[b], v%d);",
+                                 (int)v, vector, (int)v, step_row, (int)v);
     if (row_floats(p->params, buffer))
         return set_buffered_line(p, v, "const float (&v%d)[%d] = row_floats%d%s[b];", (int)v,
                                  vector, (int)v, step_row);
@@ -2611,23 +2649,32 @@ static const char *stage_release(const fv_schedule_params *params)
 /* Warp-specialized with the stage's rows cached in registers (regs_cached):
  * once the full barrier has completed, each compute thread reads its
  * columns of the step's rows into row_floats<value>[unroll][batch][vector]
- * and releases the stage on its empty barrier, so that the producer refills
+ * (or, in their own 16-bit type, row_copies<value>[unroll][batch]:
+ * EXTRA_WS_ROWS_OWN_TYPE) and releases the stage on its empty barrier, so
+ * that the producer refills
  * it while the rows are computed; otherwise the stage is released after the
  * step's last row (stage_release). */
 static void emit_ws_load_step(persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
+    const fv_fusion *fusion = p->view->fusion;
     fv_emitter *e = &p->e;
     int unroll = params->extra[EXTRA_WS_UNROLL], capacity = row_capacity(params);
+    bool own_type = params->extra[EXTRA_WS_ROWS_OWN_TYPE] != 0;
     e->out = &p->load;
     if (params->extra[EXTRA_ROW_FLOATS] == 0)
         return;
     for (int i = 0; i < p->buffers.count; i++) {
         int32_t v = p->buffers.values[i];
         char label[40];
-        fv_ir_value_label(p->view->fusion, v, label);
-        fv_codegen_line(e, "float row_floats%d[%d][%d][%d];  // %s: the step's rows, read once from the stage",
-                        (int)v, unroll, params->serial, params->vector, label);
+        fv_ir_value_label(fusion, v, label);
+        if (own_type)
+            fv_codegen_line(e, "fv_vector<%s, %d> row_copies%d[%d][%d];  // %s: the step's rows, read once from the stage",
+                            fv_codegen_storage_type(fusion->values[v].dtype), params->vector,
+                            (int)v, unroll, params->serial, label);
+        else
+            fv_codegen_line(e, "float row_floats%d[%d][%d][%d];  // %s: the step's rows, read once from the stage",
+                            (int)v, unroll, params->serial, params->vector, label);
     }
     fv_codegen_line(e, "#pragma unroll");
     fv_codegen_line(e, "for (int u = 0; u < %d; ++u) {", unroll);
@@ -2637,8 +2684,12 @@ static void emit_ws_load_step(persistent_emit *p)
     open_batch_loop(e, params, "row_active && ");
     for (int i = 0; i < p->buffers.count; i++) {
         int32_t v = p->buffers.values[i];
-        fv_codegen_line(e, "fv_load<%d>(buffer%d_slots + (long long)slot_row * %d + column, row_floats%d[u][b]);",
-                        params->vector, (int)v, capacity, (int)v);
+        if (own_type)
+            fv_codegen_line(e, "fv_load_vector(buffer%d_slots + (long long)slot_row * %d + column, row_copies%d[u][b]);",
+                            (int)v, capacity, (int)v);
+        else
+            fv_codegen_line(e, "fv_load<%d>(buffer%d_slots + (long long)slot_row * %d + column, row_floats%d[u][b]);",
+                            params->vector, (int)v, capacity, (int)v);
     }
     close_batch_loop(e);
     e->indent -= 4;
@@ -2647,15 +2698,15 @@ static void emit_ws_load_step(persistent_emit *p)
 }
 
 /* The pragma before a warp-specialized kernel's loops over the step's
- * rows: unrolled where the rows are read into registers (row_floats is
- * indexed by u); otherwise the compiler chooses, and a long row body stays
+ * rows: unrolled where the rows are read into registers (row_floats or
+ * row_copies, indexed by u); otherwise the compiler chooses, and a long row body stays
  * one loop (forced to unroll, 16-bit softmax at H = 8192 and 12288 doubled
  * its code, 5951 to 11263 PTX lines at 12288, and ran 20-28% slower on an
  * H100; the step's arrays then live in 16 bytes of local memory). */
 static const char *rows_pragma(const fv_schedule_params *params)
 {
     return params->extra[EXTRA_ROW_FLOATS] != 0
-               ? "#pragma unroll  // the rows below index row_floats by u"
+               ? "#pragma unroll  // the rows below index their registers by u"
                : "";
 }
 
