@@ -403,7 +403,7 @@ START_TEST(warp_specialized_kernel_structure)
     ck_assert_ptr_nonnull(strstr(code, "fv_barrier_expect_bytes(&full_barriers[stage], (unsigned)(rows * inner * 4));"));
     ck_assert_ptr_nonnull(strstr(code, "fv_barrier_wait(&full_barriers[stage]"));
     ck_assert_ptr_nonnull(strstr(code, "fv_barrier_arrive(&empty_barriers[stage]);"));
-    ck_assert_ptr_nonnull(strstr(code, "fv_group_sum<128, 2>(sums1, reduction_scratch, 1 + group);"));
+    ck_assert_ptr_nonnull(strstr(code, "fv_group_sum<128, 2>(sums1, group_scratch, 1 + group);"));
     ck_assert_ptr_null(strstr(code, "fv_row_sum_group<"));
     ck_assert_ptr_nonnull(strstr(code, "cooperative_groups::this_grid().sync();"));
     free(source);
@@ -442,7 +442,7 @@ START_TEST(warp_specialized_stage_in_registers)
         "const float (&v0)[8] = row_floats0[u][b];",
         "sums1[0] += ",
         "step_sums1[u * 1 + 0] = sums1[0];",
-        "fv_group_sum<128, 4>(step_sums1, reduction_scratch, 1 + group);",
+        "fv_group_sum<128, 4>(step_sums1, group_scratch, 1 + group);",
         "#pragma unroll  // the rows below index their registers by u",
         "for (int u = 0; u < 4; ++u) {",
         "const float *const sums1 = step_sums1 + u * 1;  // this row's totals",
@@ -474,7 +474,7 @@ START_TEST(warp_specialized_stage_in_registers)
         snprintf(loop, sizeof loop, "for (int u = 0; u < %d; ++u) {", own_type[i].rows);
         snprintf(step_sums, sizeof step_sums, "float step_sums1[%d];", own_type[i].step_sums);
         snprintf(group_sum, sizeof group_sum,
-                 "fv_group_sum<128, %d>(step_sums1, reduction_scratch, 1 + group);",
+                 "fv_group_sum<128, %d>(step_sums1, group_scratch, 1 + group);",
                  own_type[i].step_sums);
         const char *const held_in_own_type[] = {
             "fv_barrier_wait(&full_barriers[stage]",
@@ -522,7 +522,7 @@ START_TEST(tma_inner_persistent_kernel_structure)
     ck_assert_ptr_nonnull(strstr(code, "fv_bulk_copy(buffer0_slots + (long long)slot_row * 4096, in0 + fetch_row * inner,"));
     ck_assert_ptr_nonnull(strstr(code, "fv_barrier_wait(&full_barriers[stage]"));
     ck_assert_ptr_nonnull(strstr(code, "fv_barrier_arrive(&empty_barriers[stage]);"));
-    ck_assert_ptr_nonnull(strstr(code, "reduction_scratch, 1 + group);"));
+    ck_assert_ptr_nonnull(strstr(code, "group_scratch, 1 + group);"));
     ck_assert_ptr_null(strstr(code, "this_grid().sync()"));
     ck_assert_ptr_null(strstr(code, "partial_row"));
     /* the step's 2 rows of 32 elements per thread fit as float: read, then
@@ -531,7 +531,7 @@ START_TEST(tma_inner_persistent_kernel_structure)
         "float row_floats0[2][4][8];",
         "fv_barrier_arrive(&empty_barriers[stage]);  // the rows are in registers: refill the stage",
         "float step_sums1[2];",
-        "fv_group_sum<128, 2>(step_sums1, reduction_scratch, 1 + group);",
+        "fv_group_sum<128, 2>(step_sums1, group_scratch, 1 + group);",
         "// the stage was released once its rows were read",
         NULL,
     };
@@ -559,7 +559,7 @@ START_TEST(tma_inner_groups_chained_reductions)
         "float sums1[1] = {};  // this row's sums",
         "sums1[0] += v3[lane];",
         "step_sums1[u * 1 + 0] = sums1[0];",
-        "fv_group_sum<128, 2>(step_sums1, reduction_scratch, 1 + group);",
+        "fv_group_sum<128, 2>(step_sums1, group_scratch, 1 + group);",
         "float step_squares1[2];",
         "for (int u = 0; u < 2; ++u) {",
         "const float *const sums1 = step_sums1 + u * 1;  // this row's totals",
@@ -567,7 +567,7 @@ START_TEST(tma_inner_groups_chained_reductions)
         "float squares1[1] = {};  // var_mean, pass 2",
         "squares1[0] += deviation * deviation;",
         "step_squares1[u * 1 + 0] = squares1[0];",
-        "fv_group_sum<128, 2>(step_squares1, reduction_scratch, 1 + group);",
+        "fv_group_sum<128, 2>(step_squares1, group_scratch, 1 + group);",
         "#pragma unroll  // the rows below",
         "for (int u = 0; u < 2; ++u) {",
         "const float mean0 = sums1[0] / (float)inner;  // var_mean, pass 1",
@@ -579,6 +579,8 @@ START_TEST(tma_inner_groups_chained_reductions)
     assert_lines_in_order(code, layer_norm);
     ck_assert_ptr_null(strstr(code, "fv_group_sum<128, 1>"));
     ck_assert_ptr_nonnull(strstr(code, "__shared__ float reduction_scratch[2 * 64];"));
+    /* each compute group reduces in its own slice: the groups run apart */
+    ck_assert_ptr_nonnull(strstr(code, "float *const group_scratch = reduction_scratch + group * 64;"));
     free(source);
 
     source = generate_one(tma_families, NORM_SOFTMAX, FV_BF16, 16384, 4096, "inner_tma");
@@ -587,11 +589,11 @@ START_TEST(tma_inner_groups_chained_reductions)
         "float maximum0 = -INFINITY;  // max",
         "maximum0 = fv_maximum(maximum0, v1[lane]);",
         "step_maxima1[u * 1 + 0] = maximum0;",
-        "fv_group_maxima<128, 2>(step_maxima1, reduction_scratch, 1 + group);",
+        "fv_group_maxima<128, 2>(step_maxima1, group_scratch, 1 + group);",
         "float step_sums2[2];",
         "= maxima1[0];",
         "sums2[0] += v5[lane];",
-        "fv_group_sum<128, 2>(step_sums2, reduction_scratch, 1 + group);",
+        "fv_group_sum<128, 2>(step_sums2, group_scratch, 1 + group);",
         "#pragma unroll  // the rows below",
         "= maxima1[0];",
         "fv_store<8>(out0",

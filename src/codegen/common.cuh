@@ -454,10 +454,12 @@ __device__ __forceinline__ void fv_row_sum_group(float (&values)[COUNT], float *
 }
 
 // Reduces COUNT values at once within one compute group of a
-// warp-specialized kernel (grouped: one pass through `scratch`, 32 * COUNT
-// floats per group): the BLOCK_X threads of this threadIdx.y synchronize on
-// named barrier `barrier` (1 + the group), not the whole block, whose
-// producer warps do not take part.
+// warp-specialized kernel (grouped: one pass through `scratch`, the group's
+// own slice of at least 32 * COUNT floats, so that groups reducing at
+// different times, over different counts, never share an entry): the
+// BLOCK_X threads of this threadIdx.y synchronize on named barrier `barrier`
+// (1 + the group), not the whole block, whose producer warps do not take
+// part.
 template <int BLOCK_X, int COUNT, typename Combine>
 __device__ __forceinline__ void fv_group_reduce(float (&values)[COUNT], float identity, float *scratch,
                                                 int barrier, Combine combine)
@@ -468,7 +470,7 @@ __device__ __forceinline__ void fv_group_reduce(float (&values)[COUNT], float id
     if (BLOCK_X <= 32)
         return;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    float *row = scratch + threadIdx.y * 32 * COUNT;
+    float *row = scratch;
     asm volatile("bar.sync %0, %1;\n" ::"r"(barrier), "n"(BLOCK_X) : "memory");
     if (lane == 0) {
 #pragma unroll
@@ -496,6 +498,8 @@ __device__ __forceinline__ void fv_group_maxima(float (&values)[COUNT], float *s
     fv_group_reduce<BLOCK_X>(values, -INFINITY, scratch, barrier, fv_max());
 }
 
+// The maximum of one value within one compute group (`scratch`: the group's
+// own slice, as for fv_group_reduce).
 template <int BLOCK_X>
 __device__ __forceinline__ float fv_group_max(float value, float *scratch, int barrier)
 {
@@ -503,7 +507,7 @@ __device__ __forceinline__ float fv_group_max(float value, float *scratch, int b
     if (BLOCK_X <= 32)
         return value;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    float *row = scratch + threadIdx.y * 32;
+    float *row = scratch;
     asm volatile("bar.sync %0, %1;\n" ::"r"(barrier), "n"(BLOCK_X) : "memory");
     if (lane == 0)
         row[warp] = value;

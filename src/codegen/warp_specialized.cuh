@@ -9,8 +9,8 @@
 // from the stages of its own (stage % @GROUPS@), computes them as the
 // multi-wave kernel does, releases the stage on its empty barrier (at once
 // when the step's rows are first read into registers: LOAD_STEP; with several
-// rows per step and one level of sums, a first pass adds up all of the step's
-// rows' sums in one group reduction: GROUPED_ROWS) and, for
+// rows per step, each reduction pass runs over all of the step's rows and
+// ends in one group reduction per kind for all of them: GROUPED_ROWS) and, for
 // the inner-outer family, adds the outer reductions' terms to float partials
 // in registers; AFTER_ROWS is then that family's second stage
 // (inner_outer_stage_two.cuh, shared with the multi-wave kernel), empty for
@@ -29,6 +29,9 @@ extern "C" __global__ void __launch_bounds__(@THREADS@, 1) @KERNEL_NAME@(
     __shared__ __align__(8) unsigned long long empty_barriers[@STAGES@];
     __shared__ float reduction_scratch[@GROUPS@ * @SCRATCH_PER_ROW@];
     const int group = threadIdx.y;  // a compute group, or @GROUPS@: the producer
+    // each compute group's own slice: the groups reduce at different times,
+    // some reductions over more values than others
+    float *const group_scratch = reduction_scratch + group * @SCRATCH_PER_ROW@;
     if (threadIdx.x == 0 && threadIdx.y == 0) {
         for (int stage = 0; stage < @STAGES@; ++stage) {
             fv_barrier_init(&full_barriers[stage], 1);

@@ -1472,7 +1472,7 @@ static void ws_register_split(const fv_device *device, int bdimx, int groups, in
 
 /* True if a compute thread can hold its columns of the step's rows as float
  * (regs_cached) beside the partials, the weight floats and, with several
- * rows per step, the step's sums (grouped_step), within `registers` less
+ * rows per step, the step's arrays (grouped_step: step_entries a row), within `registers` less
  * WS_ROW_FLOATS_MARGIN.  The heuristic counts the rows in their own type
  * (nvFuser's registers hold them so); ours hold floats, twice as many
  * registers for 16-bit rows: RMS bwd 16-bit 16384 x 4096 (2 rows per step,
@@ -1492,8 +1492,8 @@ static bool ws_row_floats_fit(const fv_sched_ws_problem *problem, const buffered
         fv_sched_ws_registers_for(problem, problem->partial_bytes, bdimx) +
         (weight_floats ? fv_sched_ws_registers_for(problem, buffers->cached_count * float_row, bdimx)
                        : 0);
-    int step_sums = unroll > 1 ? unroll * problem->inner_reductions : 0;
-    return floats + step_sums + WS_ROW_FLOATS_MARGIN <= registers;
+    int step_entries = unroll > 1 ? unroll * problem->step_entries : 0;
+    return floats + step_entries + WS_ROW_FLOATS_MARGIN <= registers;
 }
 
 /* How a warp-specialized step's rows are held in registers (regs_cached):
@@ -1532,6 +1532,9 @@ static fv_status ws_problem(const fv_segment_view *view, const fv_case *c,
     problem->vector = fv_family_vector_width(view, inner);
     problem->partial_bytes = (int64_t)a.outer_count * inner * 4;
     problem->inner_reductions = a.inner_count;
+    problem->step_entries = a.inner_count;
+    for (int r = 0; r < a.inner_count; r++)
+        problem->step_entries += a.inner[r]->kind == FV_OP_VAR_MEAN;
     problem->static_shapes = fv_case_static_shapes(c);
     analysis_free(&a);
     *possible = true;
@@ -1853,7 +1856,7 @@ typedef struct persistent_emit {
         write_partials, stage_two, parameters;
     int32_t held[MAX_HELD_VALUES]; /* EXTRA_HELD_VALUES: values the last reduction pass keeps */
     int held_count;                /* as float in registers (held<value>[batch][vector]) */
-    bool grouped;               /* grouped_step: a step's rows share one group reduction */
+    bool grouped;               /* grouped_step: a step's rows share each pass's group reductions */
     fv_text grouped_rows;       /* grouped: the reduction passes over the step's rows */
     fv_text accumulate, group_sum; /* grouped: a pass's row accumulation, its group reductions */
     int scratch_per_row;        /* floats of reduction scratch per row of the block */
@@ -2606,7 +2609,7 @@ static void emit_ws_fetch(persistent_emit *p)
     }
 }
 
-/* Warp-specialized, a compute row (row u of the step, in both passes of a
+/* Warp-specialized, a compute row (row u of the step, in every pass of a
  * grouped step): its row, and its slot in each buffer. */
 static void emit_ws_row_start(persistent_emit *p)
 {
@@ -2634,7 +2637,10 @@ static void emit_ws_row_start(persistent_emit *p)
  * then computes each row's outputs and partials from their totals. */
 static bool grouped_step(const persistent_emit *p)
 {
-    return warp_specialized(p->kind) && p->params->extra[EXTRA_WS_UNROLL] >= 2;
+    /* the passes' group reductions have no cluster step, and the step's
+     * loops no held values: warp-specialized kernels take neither */
+    return warp_specialized(p->kind) && p->params->extra[EXTRA_WS_UNROLL] >= 2 &&
+           !clustered(p->params);
 }
 
 /* The statement after a warp-specialized step's rows: the stage's release,
@@ -2745,6 +2751,10 @@ static fv_status append_grouped_pass(persistent_emit *p, const char *declare,
                               fv_text_str(&p->accumulate), fv_text_str(&p->group_sum)};
     fv_status status = fv_text_status(&totals);
     if (status == FV_OK)
+        status = fv_text_status(&p->accumulate);
+    if (status == FV_OK)
+        status = fv_text_status(&p->group_sum);
+    if (status == FV_OK)
         status = fv_codegen_fill(grouped_pass_skeleton, names, sections, 8, &p->grouped_rows);
     fv_text_free(&totals);
     return status;
@@ -2787,7 +2797,7 @@ static void accumulate_lanes(fv_emitter *e, const fv_schedule_params *params, co
 static void emit_group_sum(persistent_emit *p, const char *name, int level, int count)
 {
     if (warp_specialized(p->kind))
-        fv_codegen_line(&p->e, "fv_group_sum<%d, %d>(%s%d, reduction_scratch, 1 + group);",
+        fv_codegen_line(&p->e, "fv_group_sum<%d, %d>(%s%d, group_scratch, 1 + group);",
                         p->params->block_x, count, name, level);
     else
         fv_codegen_line(&p->e, "fv_row_sum_group<%d, %d>(%s%d, reduction_scratch);",
@@ -2804,7 +2814,7 @@ static void emit_group_max(persistent_emit *p, int r)
 {
     const fv_schedule_params *params = p->params;
     if (warp_specialized(p->kind))
-        fv_codegen_line(&p->e, "maximum%d = fv_group_max<%d>(maximum%d, reduction_scratch, 1 + group);",
+        fv_codegen_line(&p->e, "maximum%d = fv_group_max<%d>(maximum%d, group_scratch, 1 + group);",
                         r, params->block_x, r);
     else
         fv_codegen_line(&p->e, "maximum%d = fv_row_max<%d>(maximum%d, reduction_scratch);", r,
@@ -2893,14 +2903,14 @@ static fv_status end_grouped_pass(persistent_emit *p, const char *name, int leve
         used += (size_t)snprintf(declare + used, sizeof declare - used,
                                  "float step_%s%d[%d];  // the step's rows' %s: one group reduction for all\n",
                                  name, level, unroll * sums, grouped_description(name));
-        fv_codegen_line(e, "fv_group_sum<%d, %d>(step_%s%d, reduction_scratch, 1 + group);", block_x,
+        fv_codegen_line(e, "fv_group_sum<%d, %d>(step_%s%d, group_scratch, 1 + group);", block_x,
                         unroll * sums, name, level);
     }
     if (maxima > 0) {
         snprintf(declare + used, sizeof declare - used,
                  "float step_maxima%d[%d];  // the step's rows' maxima: one group reduction for all\n",
                  level, unroll * maxima);
-        fv_codegen_line(e, "fv_group_maxima<%d, %d>(step_maxima%d, reduction_scratch, 1 + group);",
+        fv_codegen_line(e, "fv_group_maxima<%d, %d>(step_maxima%d, group_scratch, 1 + group);",
                         block_x, unroll * maxima, level);
     }
     FV_TRY(append_grouped_pass(p, declare, totals_length));

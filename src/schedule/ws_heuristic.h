@@ -41,6 +41,8 @@ typedef struct fv_sched_ws_problem {
     int64_t noncircular_bytes;   /* per row: inputs along the row only (weight) */
     int64_t partial_bytes;       /* per row: f32 partial rows of the outer reductions */
     int inner_reductions;        /* reductions over the row (2 for layer norm) */
+    int step_entries;            /* grouped steps: a row's entries in the step's arrays (a
+                                    var_mean has two: its sum and its squared deviations) */
     bool static_shapes;          /* every input extent is a constant of the definition */
 } fv_sched_ws_problem;
 
