@@ -33,16 +33,6 @@ __device__ __forceinline__ float fv_from_float<float>(float x) { return x; }
 __device__ __forceinline__ float fv_round_bf16(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
 __device__ __forceinline__ float fv_round_f16(float x) { return __half2float(__float2half_rn(x)); }
 
-// Loads N consecutive elements starting at p (aligned to N elements) as floats.
-template <int N, typename T>
-__device__ __forceinline__ void fv_load(const T *__restrict__ p, float (&out)[N])
-{
-    const fv_vector<T, N> raw = *reinterpret_cast<const fv_vector<T, N> *>(p);
-#pragma unroll
-    for (int lane = 0; lane < N; ++lane)
-        out[lane] = fv_to_float(raw.element[lane]);
-}
-
 // Copies N consecutive elements starting at p (aligned to N elements) into a
 // vector of their own type, to be converted where read (fv_vector_to_floats).
 template <int N, typename T>
@@ -58,6 +48,15 @@ __device__ __forceinline__ void fv_vector_to_floats(const fv_vector<T, N> &in, f
 #pragma unroll
     for (int lane = 0; lane < N; ++lane)
         out[lane] = fv_to_float(in.element[lane]);
+}
+
+// Loads N consecutive elements starting at p (aligned to N elements) as floats.
+template <int N, typename T>
+__device__ __forceinline__ void fv_load(const T *__restrict__ p, float (&out)[N])
+{
+    fv_vector<T, N> raw;
+    fv_load_vector(p, raw);
+    fv_vector_to_floats(raw, out);
 }
 
 // Stores N floats as consecutive elements of type T starting at p (aligned).
@@ -82,10 +81,7 @@ __device__ __forceinline__ void fv_load_kept_in_l1(const T *__restrict__ p, floa
         asm volatile("ld.global.nc.L1::evict_last.v4.u32 {%0, %1, %2, %3}, [%4];\n"
                      : "=r"(bits.x), "=r"(bits.y), "=r"(bits.z), "=r"(bits.w)
                      : "l"(p));
-        const fv_vector<T, N> raw = *reinterpret_cast<const fv_vector<T, N> *>(&bits);
-#pragma unroll
-        for (int lane = 0; lane < N; ++lane)
-            out[lane] = fv_to_float(raw.element[lane]);
+        fv_vector_to_floats(*reinterpret_cast<const fv_vector<T, N> *>(&bits), out);
     } else {
         fv_load<N>(p, out);
     }
@@ -498,21 +494,13 @@ __device__ __forceinline__ void fv_group_maxima(float (&values)[COUNT], float *s
     fv_group_reduce<BLOCK_X>(values, -INFINITY, scratch, barrier, fv_max());
 }
 
-// The maximum of one value within one compute group (`scratch`: the group's
-// own slice, as for fv_group_reduce).
+// The maximum of one value within one compute group (fv_group_reduce).
 template <int BLOCK_X>
 __device__ __forceinline__ float fv_group_max(float value, float *scratch, int barrier)
 {
-    value = fv_warp_max(value, BLOCK_X < 32 ? BLOCK_X : 32);
-    if (BLOCK_X <= 32)
-        return value;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    float *row = scratch;
-    asm volatile("bar.sync %0, %1;\n" ::"r"(barrier), "n"(BLOCK_X) : "memory");
-    if (lane == 0)
-        row[warp] = value;
-    asm volatile("bar.sync %0, %1;\n" ::"r"(barrier), "n"(BLOCK_X) : "memory");
-    return fv_warp_max(lane < BLOCK_X / 32 ? row[lane] : -INFINITY, 32);
+    float values[1] = {value};
+    fv_group_reduce<BLOCK_X>(values, -INFINITY, scratch, barrier, fv_max());
+    return values[0];
 }
 
 // Welford merge over the BLOCK_X threads of a row; `scratch` holds

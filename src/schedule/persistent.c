@@ -2863,11 +2863,15 @@ static void read_held_values(persistent_emit *p)
     }
 }
 
-/* What a grouped pass's array `name` holds, for its comments. */
-static const char *grouped_description(const char *name)
-{
-    return strcmp(name, "squares") == 0 ? "squared deviations" : name;
-}
+/* A level's inner reductions: each one's entry (`entry[r]`: in sums<level>
+ * for a sum or var_mean, among the level's maxima for a max) and how many
+ * of each kind. */
+typedef struct level_reductions {
+    int entry[MAX_REDUCTIONS];
+    int sums;       /* sums and var_means: sums<level>[sums] */
+    int maxima;
+    int var_means;  /* of the sums: squares<level>[var_means] in the second pass */
+} level_reductions;
 
 /* A grouped pass (grouped_step) begins: p->accumulate takes the row's
  * accumulation. */
@@ -2878,31 +2882,35 @@ static void begin_grouped_pass(persistent_emit *p)
     p->e.out = &p->accumulate;
 }
 
-/* A grouped pass ends: the row's `sums` entries of <name><level> (and, for
- * each max reduction of the level, maximum<r>) stored into the step's
- * arrays step_<name><level>[unroll x sums] and step_maxima<level>[unroll x
+/* A grouped pass ends: the row's `sums` entries of <name><level> (`what`
+ * they are, for the comments) and, given the level's `maxima_of`, each max
+ * reduction's maximum<r> stored into the step's arrays
+ * step_<name><level>[unroll x sums] and step_maxima<level>[unroll x
  * maxima]; their group reductions after the loop; the pass appended to
  * p->grouped_rows with the totals of the passes before it (the first
  * `totals_length` bytes of p->stages); and pointers to the row's totals
  * added to p->stages. */
-static fv_status end_grouped_pass(persistent_emit *p, const char *name, int level, int sums,
-                                  int maxima, size_t totals_length)
+static fv_status end_grouped_pass(persistent_emit *p, const char *name, const char *what,
+                                  int level, int sums, const level_reductions *maxima_of,
+                                  size_t totals_length)
 {
     fv_emitter *e = &p->e;
     const persistent_analysis *a = &p->analysis;
     int unroll = p->params->extra[EXTRA_WS_UNROLL], block_x = p->params->block_x;
+    int maxima = maxima_of != NULL ? maxima_of->maxima : 0;
     for (int k = 0; k < sums; k++)
         fv_codegen_line(e, "step_%s%d[u * %d + %d] = %s%d[%d];", name, level, sums, k, name, level, k);
-    for (int r = 0, k = 0; r < a->inner_count && maxima > 0; r++)
+    for (int r = 0; r < a->inner_count && maxima > 0; r++)
         if (a->inner_level[r] == level && a->inner[r]->kind == FV_OP_MAX)
-            fv_codegen_line(e, "step_maxima%d[u * %d + %d] = maximum%d;", level, maxima, k++, r);
+            fv_codegen_line(e, "step_maxima%d[u * %d + %d] = maximum%d;", level, maxima,
+                            maxima_of->entry[r], r);
     char declare[320] = "";
     size_t used = 0;
     e->out = &p->group_sum;
     if (sums > 0) {
         used += (size_t)snprintf(declare + used, sizeof declare - used,
                                  "float step_%s%d[%d];  // the step's rows' %s: one group reduction for all\n",
-                                 name, level, unroll * sums, grouped_description(name));
+                                 name, level, unroll * sums, what);
         fv_codegen_line(e, "fv_group_sum<%d, %d>(step_%s%d, group_scratch, 1 + group);", block_x,
                         unroll * sums, name, level);
     }
@@ -2927,11 +2935,9 @@ static fv_status end_grouped_pass(persistent_emit *p, const char *name, int leve
 /* The first pass of a level: one pass over the row buffers for all its
  * reductions (sums, maxima, and the sum of each var_mean), then their
  * block reductions, declaring each reduction's result (and var_mean's
- * mean<r>).  `group` gives each non-max reduction its entry in sums<level>
- * and `maximum_entry` each max its entry in maxima<level> (grouped). */
-static fv_status emit_level_first_pass(persistent_emit *p, int level, const int *group,
-                                       int group_count, const int *maximum_entry,
-                                       int maximum_count, bool keeps, int var_means)
+ * mean<r>). */
+static fv_status emit_level_first_pass(persistent_emit *p, int level,
+                                       const level_reductions *reductions, bool keeps)
 {
     fv_emitter *e = &p->e;
     const persistent_analysis *a = &p->analysis;
@@ -2944,8 +2950,8 @@ static fv_status emit_level_first_pass(persistent_emit *p, int level, const int 
     for (int r = 0; r < a->inner_count; r++)
         if (a->inner_level[r] == level && a->inner[r]->kind == FV_OP_MAX)
             fv_codegen_line(e, "float maximum%d = -INFINITY;  // max", r);
-    if (group_count > 0)
-        fv_codegen_line(e, "float sums%d[%d] = {};  // %s", level, group_count,
+    if (reductions->sums > 0)
+        fv_codegen_line(e, "float sums%d[%d] = {};  // %s", level, reductions->sums,
                         p->grouped ? "this row's sums" : "grouped: one block reduction for all");
     if (keeps)
         declare_held_values(p);
@@ -2956,7 +2962,7 @@ static fv_status emit_level_first_pass(persistent_emit *p, int level, const int 
         if (a->inner_level[r] == level)
             p->targets[a->inner[r]->inputs[0]] = true;
     fv_codegen_compute(e, p->targets, (fv_emit_index){"safe_row", "column"});
-    if (keeps && var_means == 0)
+    if (keeps && reductions->var_means == 0)
         keep_held_values(p);
     for (int r = 0; r < a->inner_count; r++) {
         if (a->inner_level[r] != level)
@@ -2967,15 +2973,16 @@ static fv_status emit_level_first_pass(persistent_emit *p, int level, const int 
         if (op->kind == FV_OP_MAX)
             snprintf(target, sizeof target, "maximum%d", r);
         else
-            snprintf(target, sizeof target, "sums%d[%d]", level, group[r]);
+            snprintf(target, sizeof target, "sums%d[%d]", level, reductions->entry[r]);
         accumulate_lanes(e, params, target, input, op);
     }
     close_batch_loop(e);
     fv_codegen_restore(e, saved);
     if (p->grouped)
-        FV_TRY(end_grouped_pass(p, "sums", level, group_count, maximum_count, totals_length));
-    else if (group_count > 0)
-        emit_group_sum(p, "sums", level, group_count);
+        FV_TRY(end_grouped_pass(p, "sums", "sums", level, reductions->sums, reductions,
+                                totals_length));
+    else if (reductions->sums > 0)
+        emit_group_sum(p, "sums", level, reductions->sums);
     char expression[160];
     for (int r = 0; r < a->inner_count; r++) {
         if (a->inner_level[r] != level)
@@ -2985,7 +2992,7 @@ static fv_status emit_level_first_pass(persistent_emit *p, int level, const int 
         if (op->kind == FV_OP_MAX) {
             char maximum[32];
             if (p->grouped) {
-                snprintf(maximum, sizeof maximum, "maxima%d[%d]", level, maximum_entry[r]);
+                snprintf(maximum, sizeof maximum, "maxima%d[%d]", level, reductions->entry[r]);
             } else {
                 emit_group_max(p, r);
                 snprintf(maximum, sizeof maximum, "maximum%d", r);
@@ -2994,12 +3001,12 @@ static fv_status emit_level_first_pass(persistent_emit *p, int level, const int 
             fv_codegen_declare(e, op->outputs[0], expression);
         } else if (op->kind == FV_OP_SUM) {
             char sum[48];
-            snprintf(sum, sizeof sum, "sums%d[%d]", level, group[r]);
+            snprintf(sum, sizeof sum, "sums%d[%d]", level, reductions->entry[r]);
             fv_codegen_rounded(dtype, sum, expression, sizeof expression);
             fv_codegen_declare(e, op->outputs[0], expression);
         } else {
             fv_codegen_line(e, "const float mean%d = sums%d[%d] / (float)inner;  // var_mean, pass 1",
-                            r, level, group[r]);
+                            r, level, reductions->entry[r]);
         }
     }
     return FV_OK;
@@ -3039,7 +3046,8 @@ static fv_status emit_level_squares_pass(persistent_emit *p, int level, int var_
     close_batch_loop(e);
     fv_codegen_restore(e, saved);
     if (p->grouped)
-        FV_TRY(end_grouped_pass(p, "squares", level, var_means, 0, totals_length));
+        FV_TRY(end_grouped_pass(p, "squares", "squared deviations", level, var_means, NULL,
+                                totals_length));
     else
         emit_group_sum(p, "squares", level, var_means);
     square = 0;
@@ -3067,24 +3075,22 @@ static fv_status emit_level_squares_pass(persistent_emit *p, int level, int var_
 static fv_status emit_reduction_level(persistent_emit *p, int level)
 {
     const persistent_analysis *a = &p->analysis;
-    int group[MAX_REDUCTIONS], maximum_entry[MAX_REDUCTIONS];
-    int group_count = 0, maximum_count = 0, var_means = 0;
+    level_reductions reductions = {.sums = 0};
     for (int r = 0; r < a->inner_count; r++) {
         if (a->inner_level[r] != level)
             continue;
         const fv_op *op = a->inner[r];
         if (op->kind == FV_OP_MAX) {
-            maximum_entry[r] = maximum_count++;
+            reductions.entry[r] = reductions.maxima++;
             continue;
         }
-        group[r] = group_count++;
-        var_means += op->kind == FV_OP_VAR_MEAN;
+        reductions.entry[r] = reductions.sums++;
+        reductions.var_means += op->kind == FV_OP_VAR_MEAN;
     }
     bool keeps = level == a->levels && p->held_count > 0;  /* held values: the last pass */
-    FV_TRY(emit_level_first_pass(p, level, group, group_count, maximum_entry, maximum_count, keeps,
-                                 var_means));
-    if (var_means > 0)
-        FV_TRY(emit_level_squares_pass(p, level, var_means, keeps));
+    FV_TRY(emit_level_first_pass(p, level, &reductions, keeps));
+    if (reductions.var_means > 0)
+        FV_TRY(emit_level_squares_pass(p, level, reductions.var_means, keeps));
     return FV_OK;
 }
 
