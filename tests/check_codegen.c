@@ -318,6 +318,51 @@ static void assert_kernel_lines(char *source, const char *const *lines, const ch
     free(source);
 }
 
+/* Partial clusters (LN bwd bf16 2048 on an H100, 3 blocks/SM): each block
+ * arrives at a cluster barrier when it starts; after its rows it waits
+ * there, stores the dw and db partials of each block's half of the columns
+ * into that block's exchange (after the 27648 bytes of row buffers), and
+ * after a cluster sync adds the two senders' entries of its own half, rank
+ * 0 first, into the cluster's workspace row, before the grid sync. */
+START_TEST(partials_added_over_a_cluster)
+{
+    char *source = generate_one(multiwave_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 2048,
+                                "inner_outer_persistent");
+    static const char *const lines[] = {
+        "fv_cluster_arrive_relaxed();",
+        "for (long long row_base = (long long)blockIdx.x * 1; row_base < outer;",
+        "const long long partial_rows = (long long)(gridDim.x / 2) * 1;",
+        "const long long partial_row = (long long)(blockIdx.x / 2) * 1 + threadIdx.y;",
+        "float *const exchange = reinterpret_cast<float *>(row_buffers + 27648);  "
+        "// [2 senders][2 reductions][1024 columns]",
+        "fv_cluster_wait();",
+        "const unsigned owner = (unsigned)(column / 1024);",
+        "float *const to = cooperative_groups::this_cluster().map_shared_rank(exchange, owner) +",
+        "cluster_rank * 2048 + (column - (long long)owner * 1024);",
+        "fv_store<8>(to + 0, partial0[b]);",
+        "fv_store<8>(to + 1024, partial1[b]);",
+        "cooperative_groups::this_cluster().sync();",
+        "for (int offset = threadIdx.x * 4; offset < 1024; offset += 512) {",
+        "const long long column = (long long)cluster_rank * 1024 + offset;",
+        "fv_load<4>(exchange + 0 + offset, sum0);",
+        "fv_load<4>(exchange + sender * 2048 + 0 + offset, other);",
+        "sum0[lane] += other[lane];",
+        "fv_store<4>(workspace + ((long long)0 * partial_rows + partial_row) * inner + column, sum0);",
+        "fv_load<4>(exchange + 1024 + offset, sum1);",
+        "fv_store<4>(workspace + ((long long)1 * partial_rows + partial_row) * inner + column, sum1);",
+        "cooperative_groups::this_grid().sync();",
+        NULL,
+    };
+    /* nothing read from a peer: its shared memory is mapped once, for the
+     * stores; and no partial row per block */
+    const char *code = kernel_code(source);
+    const char *mapped = strstr(code, "map_shared_rank(");
+    ck_assert_ptr_nonnull(mapped);
+    ck_assert_ptr_null(strstr(mapped + 1, "map_shared_rank("));
+    assert_kernel_lines(source, lines, "fv_store<8>(workspace +");
+}
+END_TEST
+
 /* The forms of the row copies: with a refilled slot, the first row's copies
  * before the loop and each row's next copies right after its floats are
  * read, behind a compiler fence; with one slot that is not refilled, the
@@ -744,6 +789,7 @@ static Suite *codegen_suite(void)
     tcase_add_test(tcase, reductions_and_grid_reduction);
     tcase_add_test(tcase, generated_code_is_commented);
     tcase_add_test(tcase, norm_backward_is_one_persistent_kernel);
+    tcase_add_test(tcase, partials_added_over_a_cluster);
     tcase_add_test(tcase, row_copies_take_their_form);
     tcase_add_test(tcase, warp_specialized_kernel_structure);
     tcase_add_test(tcase, warp_specialized_stage_in_registers);

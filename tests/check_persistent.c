@@ -134,8 +134,10 @@ START_TEST(seed_000_thunder_layer_norm_backward)
                       "%s", chosen.params.description);
         ck_assert_int_eq(chosen.launch.grid[0], 3 * devices[d].sms);
         ck_assert(chosen.launch.cooperative);
-        /* dw and db partials: [grid, 2048] floats each */
-        ck_assert_int_eq(chosen.launch.workspace_bytes, 2LL * chosen.launch.grid[0] * 2048 * 4);
+        /* dw and db partials: [grid / 2, 2048] floats each (the blocks add
+         * theirs together in clusters of 2 first) */
+        ck_assert_int_eq(chosen.launch.cluster, 2);
+        ck_assert_int_eq(chosen.launch.workspace_bytes, 2LL * chosen.launch.grid[0] / 2 * 2048 * 4);
         /* the registers 3 blocks/SM leave spare hold the weight and both
          * rows as float (16 each per thread) */
         ck_assert_msg(strstr(chosen.params.description, "held as float in registers: row-constant "
@@ -146,7 +148,9 @@ START_TEST(seed_000_thunder_layer_norm_backward)
          * flight per SM are under 32 KiB); no shared copy of the weight */
         ck_assert_msg(strstr(chosen.params.description, "3 row slots (next 2 rows copied") != NULL,
                       "%s", chosen.params.description);
-        ck_assert_int_eq(chosen.launch.dynamic_shared_bytes, 3 * 2 * 2048 * 2 + 3 * 2 * 128 * 4);
+        /* and after them the partial exchange: [2 senders][2 reductions][1024 columns] */
+        ck_assert_int_eq(chosen.launch.dynamic_shared_bytes,
+                         3 * 2 * 2048 * 2 + 3 * 2 * 128 * 4 + 2 * 2 * 1024 * 4);
         assert_fits(&chosen, devices[d].device, 16384);
     }
     fv_case_list_free(&list);
@@ -223,6 +227,59 @@ START_TEST(multi_wave_example_on_h100)
     ck_assert_int_eq(chosen.launch.grid[0], 132);
     ck_assert_ptr_nonnull(strstr(chosen.params.description, "1 blocks/SM (limited by the multi-wave rule"));
     fv_case_free(c);
+}
+END_TEST
+
+/* partial_cluster_blocks: multi-wave blocks of a row each, two or more per
+ * SM, with 8 KiB of partials or more, add their outer partials together in
+ * clusters of 2 before the workspace (one partial row per cluster); at one
+ * block per SM, with fewer partials, with rows of several per block
+ * (combined in the block) or split over clusters, and in forward kernels,
+ * they do not. */
+START_TEST(partials_added_over_clusters_of_two)
+{
+    static const struct {
+        norm_kind kind;
+        fv_dtype dtype;
+        int64_t inner;
+        int cluster;      /* expected launch cluster */
+        int outer_count;  /* outer reductions */
+    } shapes[] = {
+        {NORM_LAYER_BACKWARD, FV_BF16, 2048, 2, 2},  /* 3 blocks/SM */
+        {NORM_LAYER_BACKWARD, FV_BF16, 4096, 2, 2},  /* 2 blocks/SM */
+        {NORM_RMS_BACKWARD, FV_BF16, 3072, 2, 1},
+        {NORM_LAYER_BACKWARD, FV_F32, 2048, 2, 2},
+        {NORM_LAYER_BACKWARD, FV_F32, 1024, 2, 2},   /* 8 KiB of partials per block */
+        {NORM_RMS_BACKWARD, FV_F32, 1024, 0, 1},     /* 4 KiB: under PARTIAL_CLUSTER_MIN_BYTES */
+        {NORM_LAYER_BACKWARD, FV_BF16, 8192, 0, 2},  /* 1 block/SM */
+        {NORM_LAYER_BACKWARD, FV_BF16, 1024, 0, 2},  /* 4 rows per block */
+        {NORM_LAYER_BACKWARD, FV_BF16, 32768, 2, 2}, /* rows split over clusters of 2 */
+        {NORM_LAYER_FORWARD, FV_BF16, 2048, 0, 0},
+    };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        fv_case *c = norm_case(shapes[s].kind, shapes[s].dtype, 16384, shapes[s].inner, 0);
+        ck_assert_ptr_nonnull(c);
+        c->approach = FV_APPROACH_MULTIWAVE;
+        choice chosen;
+        choose_for(c, "H100", &chosen);
+        bool combined = strstr(chosen.params.description, "partials added over clusters of 2 "
+                                                          "blocks before the workspace") != NULL;
+        bool rows_split = strstr(chosen.params.description, "rows split over clusters") != NULL;
+        ck_assert_msg(combined == (shapes[s].cluster == 2 && !rows_split), "H = %lld: %s",
+                      (long long)shapes[s].inner, chosen.params.description);
+        ck_assert_int_eq(chosen.launch.cluster, shapes[s].cluster);
+        if (combined) {
+            ck_assert_int_eq(chosen.launch.grid[0] % 2, 0);
+            ck_assert_int_eq(chosen.launch.workspace_bytes,
+                             (int64_t)shapes[s].outer_count * chosen.launch.grid[0] / 2 *
+                                 shapes[s].inner * 4);
+            /* the partial exchange after the row buffers: a float per
+             * column of each outer reduction */
+            ck_assert_int_ge(chosen.launch.dynamic_shared_bytes,
+                             shapes[s].outer_count * shapes[s].inner * 4);
+        }
+        fv_case_free(c);
+    }
 }
 END_TEST
 
@@ -1241,6 +1298,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, seed_000_on_b200_is_warp_specialized);
     tcase_add_test(tcase, multi_wave_example_on_h100);
     tcase_add_test(tcase, short_rows_take_a_warp_each);
+    tcase_add_test(tcase, partials_added_over_clusters_of_two);
     tcase_add_test(tcase, few_rows_in_flight_take_a_third_slot);
     tcase_add_test(tcase, rows_pair_up_in_256_thread_blocks);
     tcase_add_test(tcase, seed_001_shapes_fit_the_budgets);

@@ -175,6 +175,20 @@ __device__ __forceinline__ void fv_async_commit() { asm volatile("cp.async.commi
 template <int PENDING>
 __device__ __forceinline__ void fv_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory"); }
 
+// The two halves of a cluster barrier, for blocks that arrive long before
+// they need to wait (every thread of the block calls each, once per phase):
+// arriving orders nothing; waiting returns once every block of the cluster
+// has arrived.
+__device__ __forceinline__ void fv_cluster_arrive_relaxed()
+{
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void fv_cluster_wait()
+{
+    asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+}
+
 // mbarriers and 1-D bulk copies (TMA) of the warp-specialized kernels.  A
 // full barrier completes when its expected bytes have landed; an empty one
 // when every thread of its compute group has arrived.  Waits name the phase

@@ -2,11 +2,12 @@
 // (their AFTER_ROWS): the float partials of each row group go to the workspace
 // ([grid x partial rows per block, inner] per outer reduction: one per row
 // of the block, or one when the block adds its rows' partials together
+// first; one per cluster when a cluster's blocks add theirs together
 // first), the grid synchronizes, and
 // a second stage adds the workspace rows up in a fixed order.
 // Stage 1 -> 2: each thread's partials to the workspace, then a grid sync.
-const long long partial_rows = (long long)@ROW_GROUPS@ * @PARTIALS_PER_GROUP@;
-const long long partial_row = (long long)@ROW_GROUP@ * @PARTIALS_PER_GROUP@ + @PARTIAL_IN_GROUP@;
+const long long partial_rows = (long long)@PARTIAL_GROUPS@ * @PARTIALS_PER_GROUP@;
+const long long partial_row = (long long)@PARTIAL_GROUP@ * @PARTIALS_PER_GROUP@ + @PARTIAL_IN_GROUP@;
 @WRITE_PARTIALS@
 cooperative_groups::this_grid().sync();
 // Stage 2: the block's threads as @STAGE_X@ column vectors x @STAGE_Y@

@@ -65,6 +65,11 @@ enum {
     HELD_VALUE_MIN_WARPS = 12, /* hold_recomputed_values: fewest warps per SM it leaves */
     HELD_SCALAR_ELEMENTS = 16, /* ... and most elements per thread on 1-element vectors (32, at
                                   H = 4095, ran 3% slower in fp32 and 23% in 16 bits on an H200) */
+    PARTIAL_CLUSTER = 2,      /* partial_cluster_blocks: blocks per cluster that add their
+                                 outer partials together */
+    PARTIAL_CLUSTER_MIN_BYTES = 8192, /* ... and the fewest bytes of partials per block it takes
+                                         (RMS bwd fp32 at H = 1024, 4 KiB, ran 0.8-0.9%
+                                         slower in clusters; 8 KiB ones 0.2-0.9% faster) */
     ROW_PAIR_THREADS = 128,   /* pair_rows: two rows of this many threads per block */
     ROW_PAIR_MAX_ELEMENTS = 48, /* pair_rows: at most this many elements per thread in
                                    the pair (two outer reductions) */
@@ -359,6 +364,10 @@ enum {
                                are held in registers in their own 16-bit type
                                (row_copies<v>[unroll][batch], converted to float where
                                read), where they fit only so (ws_rows_in_registers) */
+    EXTRA_PARTIAL_CLUSTER, /* multi-wave, a row per block: blocks per thread-block cluster
+                              that add their outer partials together through distributed
+                              shared memory before the workspace (each block a share of the
+                              columns; partial_cluster_blocks); 0: none */
 };
 
 typedef struct buffered_inputs {
@@ -1205,6 +1214,61 @@ static bool two_round_blocks(const buffered_inputs *buffers, int vector, const c
            c->blocks_per_sm >= SHORT_BLOCK_MIN_PER_SM && full_vectors(buffers, vector);
 }
 
+/* Columns of each block's share when `cluster` blocks split a row of
+ * `capacity` columns in whole vectors of `vector`. */
+static int partial_share(int capacity, int vector, int cluster)
+{
+    int vectors = (capacity / vector + cluster - 1) / cluster;
+    return vectors * vector;
+}
+
+/* Bytes of a block's partial exchange: [cluster senders][outer reductions]
+ * [share] floats. */
+static int64_t partial_exchange_bytes(int outer_reductions, int capacity, int vector, int cluster)
+{
+    return (int64_t)cluster * outer_reductions * partial_share(capacity, vector, cluster) * 4;
+}
+
+/* Offset of the partial exchange in the dynamic shared memory: after the
+ * row buffers, aligned for the widest vector store. */
+static int64_t partial_exchange_offset(int64_t placement)
+{
+    return (placement + 127) / 128 * 128;
+}
+
+/* Blocks per thread-block cluster whose outer partials are added together
+ * through distributed shared memory before they go to the workspace, or 1:
+ * PARTIAL_CLUSTER where a multi-wave block takes a row at a time (no row
+ * clusters, one row group), its partials are in registers and take at least
+ * PARTIAL_CLUSTER_MIN_BYTES, clusters are available (`max_cluster`), two or
+ * more blocks fit an SM, the grid has at least two clusters, and the
+ * exchange (partial_exchange_bytes, after the row buffers) fits without
+ * fewer blocks per SM.  The workspace then has a partial row per cluster:
+ * its stores and stage 2's reads of it halve.
+ * Measured at N = 16384 (bench/results/h100-2026-11-23.md and
+ * h200-2026-11-23.md, "Partials added over clusters of 2"): 16-bit
+ * layer-norm backward at H = 2048 / 3072 ran 0.6-1.4% faster on an H100,
+ * 0.4-1.0% on an H200, and the other changed shapes -0.4..+0.9%.  Clusters
+ * of 4 lost blocks (a cluster's blocks share a GPC: 120 of 132 resident on
+ * the H100, 248 of 264) and ran up to 9.4% slower.  At one block per SM a
+ * cluster spans two SMs, and a GPC of an odd number of SMs would leave one
+ * idle; those kernels (H >= 8192) moved -0.5..+1.5% and do not take it. */
+static int partial_cluster_blocks(const fv_device *device, int outer_reductions, int vector,
+                                  int max_cluster, const candidate *c)
+{
+    if (outer_reductions == 0 || max_cluster < PARTIAL_CLUSTER || c->cluster != 1 ||
+        c->block_y != 1 || c->partials_in_shared != 0 || c->blocks_per_sm < 2 ||
+        c->grid < 2 * PARTIAL_CLUSTER ||
+        (int64_t)outer_reductions * c->row_capacity * 4 < PARTIAL_CLUSTER_MIN_BYTES)
+        return 1;
+    int64_t bytes = partial_exchange_offset(c->shared_bytes) +
+                    partial_exchange_bytes(outer_reductions, c->row_capacity, vector,
+                                           PARTIAL_CLUSTER);
+    if (bytes > shared_budget(device) || blocks_by_shared(device, bytes) < c->blocks_per_sm)
+        return 1;
+    return PARTIAL_CLUSTER;
+}
+
 /* Blocks of a persistent grid: one wave of whole clusters (the launch
  * takes no more blocks than there are row groups).  Multi-wave blocks walk
  * at least MULTIWAVE_MIN_ROW_GROUPS row groups each (each block's partials
@@ -1295,6 +1359,14 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
         }
     }
     best->grid = grid_blocks(&buffers, vector, device, best, outer, outer_reductions);
+    int partial_cluster = partial_cluster_blocks(device, outer_reductions, vector, max_cluster,
+                                                 best);
+    if (partial_cluster > 1) {
+        best->grid = best->grid / partial_cluster * partial_cluster;
+        best->shared_bytes = (int)(partial_exchange_offset(best->shared_bytes) +
+                                   partial_exchange_bytes(outer_reductions, best->row_capacity,
+                                                          vector, partial_cluster));
+    }
     memset(params, 0, sizeof *params);
     params->vector = vector;
     params->block_x = best->block_x;
@@ -1313,6 +1385,7 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     params->extra[EXTRA_SHARED_PARTIALS] = (int)best->partials_in_shared;
     params->extra[EXTRA_HELD_VALUES] = best->held_values > 0;
     params->extra[EXTRA_ROW_SPANS] = best->spans;
+    params->extra[EXTRA_PARTIAL_CLUSTER] = partial_cluster > 1 ? partial_cluster : 0;
     return FV_OK;
 }
 
@@ -1426,14 +1499,19 @@ static fv_status inner_outer_choose(const fv_segment_view *view, const fv_case *
                  best.split_for_constants ? "; a block per row would read the row-constant "
                                             "inputs from device memory in every pass"
                                           : "");
+    char partial_clusters[96] = "";
+    if (params->extra[EXTRA_PARTIAL_CLUSTER] > 1)
+        snprintf(partial_clusters, sizeof partial_clusters,
+                 ", partials added over clusters of %d blocks before the workspace",
+                 params->extra[EXTRA_PARTIAL_CLUSTER]);
     snprintf(params->description, sizeof params->description,
              "multi-wave inner-outer persistent: %s%d x %d threads, batch %d of %d-element "
              "vectors, %s, ~%d registers (%d spare), %d blocks/SM (limited by %s), one wave of %d "
-             "blocks, stage 2 %d x %d threads of %d-element vectors; candidates: %s",
+             "blocks%s, stage 2 %d x %d threads of %d-element vectors; candidates: %s",
              rows_per_block, best.block_x, best.block_y, best.batch, params->vector, placement,
              best.registers, best.spare,
-             best.blocks_per_sm, best.limit, best.grid, stage_x, best.threads / stage_x,
-             stage_vector, fv_text_str(&considered));
+             best.blocks_per_sm, best.limit, best.grid, partial_clusters, stage_x,
+             best.threads / stage_x, stage_vector, fv_text_str(&considered));
     fv_text_free(&considered);
     return FV_OK;
 }
@@ -1863,6 +1941,8 @@ typedef struct persistent_emit {
     fv_text cluster_setup;      /* multi-wave in clusters: the block's place in its cluster */
     char next_slot[80];         /* the statement that moves `slot` on after each row */
     char stage_scratch[160];    /* the declaration of stage 2's shared scratch */
+    char partial_group[40];     /* which workspace row group is this block's, and how many */
+    char partial_groups[40];    /* there are (set_partial_groups) */
 } persistent_emit;
 
 /* Blocks per thread-block cluster sharing each row; 1 without clusters. */
@@ -1875,6 +1955,20 @@ static int cluster_blocks(const fv_schedule_params *params)
 static bool clustered(const fv_schedule_params *params)
 {
     return cluster_blocks(params) > 1;
+}
+
+/* Blocks per cluster that add their outer partials together before the
+ * workspace (partial_cluster_blocks); 1 without. */
+static int partial_cluster_blocks_of(const fv_schedule_params *params)
+{
+    return params->extra[EXTRA_PARTIAL_CLUSTER] > 1 ? params->extra[EXTRA_PARTIAL_CLUSTER] : 1;
+}
+
+/* Blocks per cluster of the launch: rows or partials shared; 1 without. */
+static int launch_cluster_blocks(const fv_schedule_params *params)
+{
+    int partial = partial_cluster_blocks_of(params);
+    return partial > 1 ? partial : cluster_blocks(params);
 }
 
 /* How the kernel indexes its shared row buffers and cache: by the column,
@@ -3213,6 +3307,73 @@ static void emit_combined_partials(persistent_emit *p)
     }
 }
 
+/* Multi-wave with partial clusters: each block stores the partials of each
+ * block's share of the columns into that block's exchange (distributed
+ * shared memory, after the row buffers), the cluster synchronizes, and each
+ * block adds its exchange's entries, in sender order, into its share of the
+ * cluster's workspace row.  Nothing is read from a peer, so no block waits
+ * for its peers to be done with its shared memory; the stores wait for the
+ * cluster barrier every block arrived at when it started
+ * (write_cluster_setup), so that every peer is running. */
+static void emit_cluster_partials(persistent_emit *p)
+{
+    const fv_schedule_params *params = p->params;
+    const persistent_analysis *a = &p->analysis;
+    fv_emitter *e = &p->e;
+    int cluster = partial_cluster_blocks_of(params);
+    int count = a->outer_count;
+    int vector = params->vector;
+    int share = partial_share(row_capacity(params), vector, cluster);
+    int64_t offset = params->extra[EXTRA_SHARED_BYTES] -
+                     partial_exchange_bytes(count, row_capacity(params), vector, cluster);
+    int width = vector < 4 ? vector : 4;
+    int threads = params->block_x * params->block_y;
+    fv_codegen_line(e, "// The cluster's %d blocks add their partials together: each block stores the",
+                    cluster);
+    fv_codegen_line(e, "// partials of each block's share of %d columns into that block's exchange, then", share);
+    fv_codegen_line(e, "// adds the entries of its own share, in sender order, into the cluster's workspace row.");
+    fv_codegen_line(e, "float *const exchange = reinterpret_cast<float *>(row_buffers + %lld);"
+                       "  // [%d senders][%d reductions][%d columns]",
+                    (long long)offset, cluster, count, share);
+    fv_codegen_line(e, "const unsigned cluster_rank = cooperative_groups::this_cluster().block_rank();");
+    fv_codegen_line(e, "fv_cluster_wait();  // every block of the cluster is running");
+    open_batch_loop(e, params, "");
+    fv_codegen_line(e, "const unsigned owner = (unsigned)(column / %d);", share);
+    fv_codegen_line(e, "float *const to = cooperative_groups::this_cluster().map_shared_rank(exchange, owner) +");
+    fv_codegen_line(e, "                  cluster_rank * %d + (column - (long long)owner * %d);",
+                    count * share, share);
+    for (int r = 0; r < count; r++)
+        fv_codegen_line(e, "fv_store<%d>(to + %d, partial%d[b]);", vector, r * share, r);
+    close_batch_loop(e);
+    fv_codegen_line(e, "cooperative_groups::this_cluster().sync();  // every block's partials have arrived");
+    fv_codegen_line(e, "for (int offset = threadIdx.x * %d; offset < %d; offset += %d) {", width,
+                    share, threads * width);
+    e->indent += 4;
+    fv_codegen_line(e, "const long long column = (long long)cluster_rank * %d + offset;", share);
+    fv_codegen_line(e, "if (column >= inner)");
+    fv_codegen_line(e, "    break;");
+    for (int r = 0; r < count; r++) {
+        fv_codegen_line(e, "float sum%d[%d];", r, width);
+        fv_codegen_line(e, "fv_load<%d>(exchange + %d + offset, sum%d);", width, r * share, r);
+        fv_codegen_line(e, "for (int sender = 1; sender < %d; ++sender) {", cluster);
+        fv_codegen_line(e, "    float other[%d];", width);
+        fv_codegen_line(e, "    fv_load<%d>(exchange + sender * %d + %d + offset, other);", width,
+                        count * share, r * share);
+        fv_codegen_line(e, "    #pragma unroll");
+        fv_codegen_line(e, "    for (int lane = 0; lane < %d; ++lane)", width);
+        e->indent += 8;
+        char total[24];
+        snprintf(total, sizeof total, "sum%d[lane]", r);
+        fv_family_combine(e, a->outer[r], total, "other[lane]");
+        e->indent -= 8;
+        fv_codegen_line(e, "}");
+        fv_codegen_line(e, "fv_store<%d>(workspace + ((long long)%d * partial_rows + partial_row) * inner + column, sum%d);",
+                        width, r, r);
+    }
+    e->indent -= 4;
+    fv_codegen_line(e, "}");
+}
+
 static void emit_partials(persistent_emit *p)
 {
     fv_emitter *e = &p->e;
@@ -3241,6 +3402,10 @@ static void emit_partials(persistent_emit *p)
     e->out = &p->write_partials;
     if (combine_partials(p->params, p->kind)) {
         emit_combined_partials(p);
+        return;
+    }
+    if (partial_cluster_blocks_of(p->params) > 1) {
+        emit_cluster_partials(p);
         return;
     }
     bool producer_group = warp_specialized(p->kind); /* holds no partials */
@@ -3406,6 +3571,12 @@ static void write_cluster_setup(persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
     int cluster = cluster_blocks(params);
+    if (partial_cluster_blocks_of(params) > 1)
+        fv_text_printf(&p->cluster_setup,
+                       "// The cluster's blocks add their outer partials together after the rows;\n"
+                       "// each arrives at a cluster barrier now, and waits before its first store\n"
+                       "// into a peer's shared memory (a peer that has not started yet would lose it).\n"
+                       "fv_cluster_arrive_relaxed();");
     if (cluster == 1)
         return;
     fv_text_printf(&p->cluster_setup,
@@ -3522,6 +3693,8 @@ static void fill_common(skeleton_fill *fill, const persistent_emit *p, const cha
     fill_text(fill, "STAGE_SCRATCH", p->stage_scratch);
     fill_text(fill, "ROW_GROUP", row_group(params));
     fill_text(fill, "ROW_GROUPS", row_groups(params));
+    fill_text(fill, "PARTIAL_GROUP", p->partial_group);
+    fill_text(fill, "PARTIAL_GROUPS", p->partial_groups);
     bool combined = combine_partials(params, p->kind);
     fill_number(fill, "PARTIALS_PER_GROUP", combined ? 1 : params->block_y);
     fill_text(fill, "PARTIAL_IN_GROUP", combined ? "0" : "threadIdx.y");
@@ -3561,6 +3734,21 @@ static void fill_warp_specialized(skeleton_fill *fill, const persistent_emit *p)
     fill_number(fill, "START_REGISTERS", params->extra[EXTRA_WS_START_REGISTERS]);
 }
 
+/* The workspace's row groups (a partial row each, or one per row of the
+ * group): the row groups of the rows, or the clusters that add their
+ * blocks' partials together. */
+static void set_partial_groups(persistent_emit *p)
+{
+    int partial_cluster = partial_cluster_blocks_of(p->params);
+    if (partial_cluster == 1) {
+        snprintf(p->partial_group, sizeof p->partial_group, "%s", row_group(p->params));
+        snprintf(p->partial_groups, sizeof p->partial_groups, "%s", row_groups(p->params));
+        return;
+    }
+    snprintf(p->partial_group, sizeof p->partial_group, "(blockIdx.x / %d)", partial_cluster);
+    snprintf(p->partial_groups, sizeof p->partial_groups, "(gridDim.x / %d)", partial_cluster);
+}
+
 static fv_status persistent_emit_kernel(const fv_segment_view *view,
                                         const fv_schedule_params *params, const char *kernel_name,
                                         fv_text *source, persistent_kind kind)
@@ -3571,6 +3759,7 @@ static fv_status persistent_emit_kernel(const fv_segment_view *view,
                  row_slots(params) - 1);
     else
         snprintf(p.next_slot, sizeof p.next_slot, "slot ^= 1;");
+    set_partial_groups(&p);
     fv_text stage_two = {0};
     fv_status status = emit_sections(&p);
     if (status == FV_OK) {
@@ -3627,7 +3816,8 @@ static fv_status inner_tma_emit(const fv_segment_view *view, const fv_schedule_p
 /* -------------------------------------------------------------- launch */
 
 /* Grid, block, shared memory, and for the inner-outer kinds the workspace
- * (a partial row per block row or compute group and outer reduction) and a
+ * (a partial row per block row or compute group and outer reduction, per
+ * cluster where a cluster adds its partials together first) and a
  * cooperative launch for the grid sync.  The warp-specialized kinds add the
  * producer group as one more row of threads. */
 static fv_status persistent_launch(const fv_segment_view *view, const fv_schedule_params *params,
@@ -3637,8 +3827,10 @@ static fv_status persistent_launch(const fv_segment_view *view, const fv_schedul
     int64_t outer, inner;
     fv_sched_canonical_extents(view, c, &outer, &inner);
     memset(shape, 0, sizeof *shape);
-    int64_t rows_per_block = params->block_y, cluster = cluster_blocks(params);
+    int64_t rows_per_block = params->block_y, cluster = launch_cluster_blocks(params);
     int64_t groups = (outer + rows_per_block - 1) / rows_per_block;
+    if (partial_cluster_blocks_of(params) > 1) /* a cluster per `cluster` row groups */
+        groups = (groups + cluster - 1) / cluster;
     if (groups > params->extra[EXTRA_GRID] / cluster)
         groups = params->extra[EXTRA_GRID] / cluster;
     shape->grid[0] = (int)((groups < 1 ? 1 : groups) * cluster);
