@@ -1236,6 +1236,15 @@ static int64_t partial_exchange_offset(int64_t placement)
     return (placement + 127) / 128 * 128;
 }
 
+/* A candidate's dynamic shared memory with a partial exchange of `cluster`
+ * senders after its row buffers. */
+static int64_t shared_with_partial_exchange(const candidate *c, int outer_reductions,
+                                            int vector, int cluster)
+{
+    return partial_exchange_offset(c->shared_bytes) +
+           partial_exchange_bytes(outer_reductions, c->row_capacity, vector, cluster);
+}
+
 /* Blocks per thread-block cluster whose outer partials are added together
  * through distributed shared memory before they go to the workspace, or 1:
  * PARTIAL_CLUSTER where a multi-wave block takes a row at a time (no row
@@ -1261,9 +1270,7 @@ static int partial_cluster_blocks(const fv_device *device, int outer_reductions,
         c->grid < 2 * PARTIAL_CLUSTER ||
         (int64_t)outer_reductions * c->row_capacity * 4 < PARTIAL_CLUSTER_MIN_BYTES)
         return 1;
-    int64_t bytes = partial_exchange_offset(c->shared_bytes) +
-                    partial_exchange_bytes(outer_reductions, c->row_capacity, vector,
-                                           PARTIAL_CLUSTER);
+    int64_t bytes = shared_with_partial_exchange(c, outer_reductions, vector, PARTIAL_CLUSTER);
     if (bytes > shared_budget(device) || blocks_by_shared(device, bytes) < c->blocks_per_sm)
         return 1;
     return PARTIAL_CLUSTER;
@@ -1363,9 +1370,8 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
                                                  best);
     if (partial_cluster > 1) {
         best->grid = best->grid / partial_cluster * partial_cluster;
-        best->shared_bytes = (int)(partial_exchange_offset(best->shared_bytes) +
-                                   partial_exchange_bytes(outer_reductions, best->row_capacity,
-                                                          vector, partial_cluster));
+        best->shared_bytes =
+            (int)shared_with_partial_exchange(best, outer_reductions, vector, partial_cluster);
     }
     memset(params, 0, sizeof *params);
     params->vector = vector;
@@ -3269,6 +3275,32 @@ static void emit_epilogue(persistent_emit *p)
 /* The block's row groups add their partials in shared memory, in row-group
  * order, over the row buffers (no longer read once every thread is past
  * the first barrier); row group 0 writes the block's partial row. */
+/* The sum (or other outer reduction `reduction`) of `count` vectors of
+ * `width` floats into `sum`, in order: the first at address `first`, then
+ * those at `others` (an address in `index`, from 1); stored into outer
+ * reduction r's workspace row at `column`.  Both ways of adding partials
+ * together before the workspace end so. */
+static void emit_sum_in_order(fv_emitter *e, const fv_op *reduction, int r, int width,
+                              const char *sum, const char *first, const char *index, int count,
+                              const char *others)
+{
+    char total[32];
+    snprintf(total, sizeof total, "%s[lane]", sum);
+    fv_codegen_line(e, "float %s[%d];", sum, width);
+    fv_codegen_line(e, "fv_load<%d>(%s, %s);", width, first, sum);
+    fv_codegen_line(e, "for (int %s = 1; %s < %d; ++%s) {", index, index, count, index);
+    fv_codegen_line(e, "    float other[%d];", width);
+    fv_codegen_line(e, "    fv_load<%d>(%s, other);", width, others);
+    fv_codegen_line(e, "    #pragma unroll");
+    fv_codegen_line(e, "    for (int lane = 0; lane < %d; ++lane)", width);
+    e->indent += 8;
+    fv_family_combine(e, reduction, total, "other[lane]");
+    e->indent -= 8;
+    fv_codegen_line(e, "}");
+    fv_codegen_line(e, "fv_store<%d>(workspace + ((long long)%d * partial_rows + partial_row) * inner + column, %s);",
+                    width, r, sum);
+}
+
 static void emit_combined_partials(persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
@@ -3288,19 +3320,10 @@ static void emit_combined_partials(persistent_emit *p)
         fv_codegen_line(e, "if (threadIdx.y == 0) {");
         e->indent += 4;
         open_batch_loop(e, params, "");
-        fv_codegen_line(e, "float sum[%d];", params->vector);
-        fv_codegen_line(e, "fv_load<%d>(combined + column, sum);", params->vector);
-        fv_codegen_line(e, "for (int y = 1; y < %d; ++y) {", params->block_y);
-        fv_codegen_line(e, "    float other[%d];", params->vector);
-        fv_codegen_line(e, "    fv_load<%d>(combined + y * %d + column, other);", params->vector, capacity);
-        fv_codegen_line(e, "    #pragma unroll");
-        fv_codegen_line(e, "    for (int lane = 0; lane < %d; ++lane)", params->vector);
-        e->indent += 8;
-        fv_family_combine(e, a->outer[r], "sum[lane]", "other[lane]");
-        e->indent -= 8;
-        fv_codegen_line(e, "}");
-        fv_codegen_line(e, "fv_store<%d>(workspace + ((long long)%d * partial_rows + partial_row) * inner + column, sum);",
-                        params->vector, r);
+        char others[64];
+        snprintf(others, sizeof others, "combined + y * %d + column", capacity);
+        emit_sum_in_order(e, a->outer[r], r, params->vector, "sum", "combined + column", "y",
+                          params->block_y, others);
         close_batch_loop(e);
         e->indent -= 4;
         fv_codegen_line(e, "}");
@@ -3353,22 +3376,12 @@ static void emit_cluster_partials(persistent_emit *p)
     fv_codegen_line(e, "if (column >= inner)");
     fv_codegen_line(e, "    break;");
     for (int r = 0; r < count; r++) {
-        fv_codegen_line(e, "float sum%d[%d];", r, width);
-        fv_codegen_line(e, "fv_load<%d>(exchange + %d + offset, sum%d);", width, r * share, r);
-        fv_codegen_line(e, "for (int sender = 1; sender < %d; ++sender) {", cluster);
-        fv_codegen_line(e, "    float other[%d];", width);
-        fv_codegen_line(e, "    fv_load<%d>(exchange + sender * %d + %d + offset, other);", width,
-                        count * share, r * share);
-        fv_codegen_line(e, "    #pragma unroll");
-        fv_codegen_line(e, "    for (int lane = 0; lane < %d; ++lane)", width);
-        e->indent += 8;
-        char total[24];
-        snprintf(total, sizeof total, "sum%d[lane]", r);
-        fv_family_combine(e, a->outer[r], total, "other[lane]");
-        e->indent -= 8;
-        fv_codegen_line(e, "}");
-        fv_codegen_line(e, "fv_store<%d>(workspace + ((long long)%d * partial_rows + partial_row) * inner + column, sum%d);",
-                        width, r, r);
+        char sum[16], first[48], others[64];
+        snprintf(sum, sizeof sum, "sum%d", r);
+        snprintf(first, sizeof first, "exchange + %d + offset", r * share);
+        snprintf(others, sizeof others, "exchange + sender * %d + %d + offset", count * share,
+                 r * share);
+        emit_sum_in_order(e, a->outer[r], r, width, sum, first, "sender", cluster, others);
     }
     e->indent -= 4;
     fv_codegen_line(e, "}");
