@@ -451,6 +451,32 @@ START_TEST(warp_specialized_kernel_structure)
     ck_assert_ptr_nonnull(strstr(code, "fv_group_sum<128, 2>(sums1, group_scratch, 1 + group);"));
     ck_assert_ptr_null(strstr(code, "fv_row_sum_group<"));
     ck_assert_ptr_nonnull(strstr(code, "cooperative_groups::this_grid().sync();"));
+    /* two compute groups of 128 threads: the producer is the third row */
+    static const char *const producer_row[] = {
+        "__launch_bounds__(384, 1)",
+        "const int group = threadIdx.y;  // a compute group, or 2: the producer",
+        "        if (threadIdx.x == 0) {\n            for (long long step = 0;; ++step) {",
+        "const int thread_index = threadIdx.y * 128 + threadIdx.x;",
+        NULL,
+    };
+    assert_has_lines(code, producer_row);
+    free(source);
+    /* one compute group of 384 threads (LN bwd fp32 12288): the producer
+     * warp group is threads 384-511 on x, and stage 2 spreads over all 512 */
+    source = generate_one(ws_families, NORM_LAYER_BACKWARD, FV_F32, 16384, 12288,
+                          "inner_outer_ws");
+    code = kernel_code(source);
+    static const char *const producer_on_x[] = {
+        "__launch_bounds__(512, 1)",
+        "const int group = threadIdx.x < 384 ? 0 : 1;  // the compute group, or 1: the producer",
+        "        if (threadIdx.x == 384) {\n            for (long long step = 0;; ++step) {",
+        "fv_barrier_init(&empty_barriers[stage], 384);",
+        "fv_release_registers<56>();",
+        "fv_claim_registers<152>();",
+        "const int thread_index = threadIdx.y * 512 + threadIdx.x;",
+        NULL,
+    };
+    assert_has_lines(code, producer_on_x);
     free(source);
 }
 END_TEST
@@ -529,10 +555,10 @@ START_TEST(warp_specialized_stage_in_registers)
             step_sums,
             "#pragma unroll  // the rows below index their registers by u",
             loop,
-            "fv_vector_to_floats(row_copies0[u][b], v0);",
+            "fv_held_vector_to_floats(row_copies0[u][b], v0);",
             group_sum,
             loop,
-            "fv_vector_to_floats(row_copies0[u][b], v0);",
+            "fv_held_vector_to_floats(row_copies0[u][b], v0);",
             "// the stage was released once its rows were read",
             NULL,
         };

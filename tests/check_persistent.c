@@ -157,6 +157,47 @@ START_TEST(seed_000_thunder_layer_norm_backward)
 }
 END_TEST
 
+/* The producer is one warp group of 128 threads (nvfuser.md 1.3): a row of
+ * its own under compute groups of 128 threads, 128 more threads on x beside
+ * a wider group.  LN bwd fp32 16384 x 12288 forced on H100 takes one group of
+ * 384 threads (pass D): a block of 512 threads, 128 registers each at launch,
+ * 152 for the compute threads after setmaxnreg (a producer row of 384 threads
+ * left them 104, and the kernel spilled 304 bytes). */
+START_TEST(ws_producer_is_one_warp_group)
+{
+    choice chosen;
+    choose_norm(NORM_LAYER_BACKWARD, FV_F32, 16384, 12288, FV_APPROACH_WS, "H100", &chosen);
+    ck_assert_str_eq(chosen.family, "inner_outer_ws");
+    ck_assert_int_eq(chosen.params.block_x, 384);
+    ck_assert_int_eq(chosen.params.block_y, 1);
+    ck_assert_int_eq(chosen.launch.block[0], 384 + 128);
+    ck_assert_int_eq(chosen.launch.block[1], 1);
+    ck_assert_msg(strstr(chosen.params.description,
+                         "a producer warp group of 128 threads (beside them on x)") != NULL,
+                  "%s", chosen.params.description);
+    ck_assert_msg(strstr(chosen.params.description, "registers 128 -> producer 56, compute 152") !=
+                      NULL,
+                  "%s", chosen.params.description);
+    /* 152 - 32 (the weight) - 64 (the partials) leaves 56 registers: forced
+     * although not good (with nvFuser's 160 it would be) */
+    ck_assert(chosen.params.forced_not_good);
+    /* RMS bwd bf16 16384 keeps its weight in shared memory: good */
+    choose_norm(NORM_RMS_BACKWARD, FV_BF16, 16384, 16384, FV_APPROACH_WS, "H100", &chosen);
+    ck_assert_int_eq(chosen.launch.block[0], 384 + 128);
+    ck_assert(!chosen.params.forced_not_good);
+    /* groups of 128: the producer is a row of its own */
+    choose_norm(NORM_LAYER_BACKWARD, FV_BF16, 16384, 2048, FV_APPROACH_WS, "H100", &chosen);
+    ck_assert_int_eq(chosen.params.block_x, 128);
+    ck_assert_int_eq(chosen.launch.block[0], 128);
+    ck_assert_int_eq(chosen.launch.block[1], 3);
+    ck_assert_ptr_nonnull(strstr(chosen.params.description, "(a row of its own)"));
+    /* forced where the heuristic is not good (one stage): the plan knows */
+    choose_norm(NORM_RMS_BACKWARD, FV_F32, 16384, 16384, FV_APPROACH_WS, "H100", &chosen);
+    ck_assert_str_eq(chosen.family, "inner_outer_ws");
+    ck_assert(chosen.params.forced_not_good);
+}
+END_TEST
+
 /* Seed 000 on B200 with the automatic rule: static shapes, 111 rows per SM
  * (> 16 with two inner reductions), a good heuristic: the warp-specialized
  * kernel of nvfuser.md 1.3's worked example (2 compute groups of 128
@@ -1259,6 +1300,20 @@ START_TEST(ws_good_heuristic_cutoff)
     fv_sched_ws_problem at_32k = norm_problem(16384, 32768, 2, 1, 1);
     FV_ASSERT_OK(fv_sched_ws_heuristic(&at_32k, &b200, &p));
     ck_assert(!p.good);
+    /* judged again with the 152 registers our kernel's 384 compute threads
+     * get (its producer keeps 56), 24K leaves 56: not good */
+    FV_ASSERT_OK(fv_sched_ws_heuristic(&at_24k, &b200, &p));
+    fv_sched_ws_judge(&at_24k, 152, &p);
+    ck_assert(!p.good);
+    ck_assert_ptr_nonnull(strstr(p.why_not_good, "leaves 56 registers"));
+    fv_sched_ws_judge(&at_24k, 160, &p);
+    ck_assert(p.good);
+    /* the plan applies it: RMS bwd bf16 24576 forced on B200 knows it is not good */
+    choice chosen;
+    choose_norm(NORM_RMS_BACKWARD, FV_BF16, 16384, 24576, FV_APPROACH_WS, "B200", &chosen);
+    ck_assert_str_eq(chosen.family, "inner_outer_ws");
+    ck_assert(chosen.params.forced_not_good);
+    ck_assert_ptr_nonnull(strstr(chosen.params.description, "leaves 56 registers"));
 }
 END_TEST
 
@@ -1296,6 +1351,7 @@ static Suite *persistent_suite(void)
     tcase_set_timeout(tcase, 60);
     tcase_add_test(tcase, seed_000_thunder_layer_norm_backward);
     tcase_add_test(tcase, seed_000_on_b200_is_warp_specialized);
+    tcase_add_test(tcase, ws_producer_is_one_warp_group);
     tcase_add_test(tcase, multi_wave_example_on_h100);
     tcase_add_test(tcase, short_rows_take_a_warp_each);
     tcase_add_test(tcase, partials_added_over_clusters_of_two);

@@ -13,7 +13,7 @@ cooperative_groups::this_grid().sync();
 // Stage 2: the block's threads as @STAGE_X@ column vectors x @STAGE_Y@
 // slices of the partial rows; slices are added in order.
 @STAGE_SCRATCH@
-const int thread_index = threadIdx.y * @BLOCK_X@ + threadIdx.x;
+const int thread_index = threadIdx.y * @LAUNCH_BLOCK_X@ + threadIdx.x;
 const int slice = thread_index / @STAGE_X@;
 for (long long column_base = (long long)blockIdx.x * @STAGE_X@ * @STAGE_VECTOR@;
      column_base < inner; column_base += (long long)gridDim.x * @STAGE_X@ * @STAGE_VECTOR@) {

@@ -1,9 +1,10 @@
 // warp_specialized.cuh: skeleton of the warp-specialized (TMA) kernels: the
 // inner-outer family (layer-norm and RMS-norm backward, nvFuser's second
 // approach) and the TMA inner persistent family (forward norms, seed 003).
-// One block per SM.  Threads with threadIdx.y < @GROUPS@ form the compute
-// groups (@BLOCK_X@ threads each); threadIdx.y == @GROUPS@ is the producer
-// warp group, one thread of which copies whole rows of the buffered inputs
+// One block per SM: @GROUPS@ compute groups of @BLOCK_X@ threads (threadIdx.y
+// the group) and a producer warp group of 128 threads, one more row of
+// threads under groups of 128, else 128 more threads on x beside the one
+// group.  One producer thread copies whole rows of the buffered inputs
 // into a circular buffer of @STAGES@ stages (1-D bulk copies completing on a
 // full barrier per stage).  Each compute group takes @UNROLL@ rows per step
 // from the stages of its own (stage % @GROUPS@), computes them as the
@@ -28,7 +29,7 @@ extern "C" __global__ void __launch_bounds__(@THREADS@, 1) @KERNEL_NAME@(
     __shared__ __align__(8) unsigned long long full_barriers[@STAGES@];
     __shared__ __align__(8) unsigned long long empty_barriers[@STAGES@];
     __shared__ float reduction_scratch[@GROUPS@ * @SCRATCH_PER_ROW@];
-    const int group = threadIdx.y;  // a compute group, or @GROUPS@: the producer
+    const int group = @GROUP_OF_THREAD@
     // each compute group's own slice: the groups reduce at different times,
     // some reductions over more values than others
     float *const group_scratch = reduction_scratch + group * @SCRATCH_PER_ROW@;
@@ -46,7 +47,7 @@ extern "C" __global__ void __launch_bounds__(@THREADS@, 1) @KERNEL_NAME@(
         fv_release_registers<@PRODUCER_REGISTERS@>();
         // Producer: stage (step % slots) * groups + g holds group g's rows of
         // `step`; it is refilled once the group has released it.
-        if (threadIdx.x == 0) {
+        if (@PRODUCER_LEADER@) {
             for (long long step = 0;; ++step) {
                 bool finished = false;
                 for (int g = 0; g < @GROUPS@ && !finished; ++g) {

@@ -1529,11 +1529,30 @@ enum {
     WS_PRODUCER_REGISTERS = 56,  /* the producer only issues copies; at 40 (nvFuser's
                                     figure) our producer loop spills 8 bytes */
     WS_MAX_COMPUTE_REGISTERS = 240,
+    WS_PRODUCER_THREADS = 128,  /* one warp group */
     WS_ROW_FLOATS_MARGIN = 48,  /* registers a compute thread keeps beside the floats it holds
                                    (row temporaries, addresses, loop state) */
 };
 
-/* Register sharing in the emitted kernel (block bdimx x (groups + 1)).
+/* The producer is one warp group, as nvFuser's (nvfuser.md 1.3): with
+ * compute groups of 128 threads it is one more row of threads (block
+ * bdimx x (groups + 1)); with wider compute groups (bdimx 256 or 384, then
+ * always one group) it is 128 more threads on x (block (bdimx + 128) x 1),
+ * so the compute threads get the registers the heuristic's budget counts
+ * (384 + 128 threads: 128 each at launch, 152 after setmaxnreg; a producer
+ * row of 384 threads left them 80 and 104). */
+static bool ws_producer_on_x(int bdimx)
+{
+    return bdimx > WS_PRODUCER_THREADS;
+}
+
+/* Threads of a warp-specialized block: the compute groups and the producer. */
+static int ws_block_threads(int bdimx, int groups)
+{
+    return bdimx * groups + WS_PRODUCER_THREADS;
+}
+
+/* Register sharing in the emitted kernel (ws_block_threads threads).
  * Every thread starts with what __launch_bounds__(threads, 1) gives (ptxas
  * then allocates exactly that).  When every group is whole warp groups
  * (bdimx a multiple of 128, as setmaxnreg acts per warp group), the producer
@@ -1544,14 +1563,34 @@ enum {
 static void ws_register_split(const fv_device *device, int bdimx, int groups, int needed,
                               int *start, int *producer, int *compute)
 {
-    *start = fv_sched_ws_registers_per_thread(device, bdimx * (groups + 1));
+    *start = fv_sched_ws_registers_per_thread(device, ws_block_threads(bdimx, groups));
     *producer = *compute = 0;
     if (bdimx % 128 != 0 || *start <= WS_PRODUCER_REGISTERS || needed <= *start)
         return;
-    int freed = (*start - WS_PRODUCER_REGISTERS) * bdimx;
+    int freed = (*start - WS_PRODUCER_REGISTERS) * WS_PRODUCER_THREADS;
     int raised = (*start + freed / (bdimx * groups)) / 8 * 8;
     *producer = WS_PRODUCER_REGISTERS;
     *compute = raised > WS_MAX_COMPUTE_REGISTERS ? WS_MAX_COMPUTE_REGISTERS : raised;
+}
+
+/* nvFuser's heuristic (nvfuser.md 1.3), judged good only if it is so with
+ * the registers this kernel's compute threads get as well (ws_register_split):
+ * our producer keeps WS_PRODUCER_REGISTERS, not nvFuser's 32 or so, so a group
+ * of 384 threads gets 152 registers, not 160, and reaches nvFuser's floor of
+ * 64 registers beside the weight and the partials sooner (RMS bwd 16-bit
+ * 16384 x 24576 leaves 56, and its kernel spilled 352 bytes on sm_90a). */
+static fv_status ws_heuristic(const fv_sched_ws_problem *problem, const fv_device *device,
+                              fv_sched_ws_params *ws)
+{
+    FV_TRY(fv_sched_ws_heuristic(problem, device, ws));
+    if (!ws->good)
+        return FV_OK;
+    int groups = ws->stages >= ws->bdimy ? ws->bdimy : 1;
+    int start, producer, compute;
+    ws_register_split(device, ws->bdimx, groups, ws->registers_needed, &start, &producer,
+                      &compute);
+    fv_sched_ws_judge(problem, compute > 0 ? compute : start, ws);
+    return FV_OK;
 }
 
 /* True if a compute thread can hold its columns of the step's rows as float
@@ -1655,7 +1694,7 @@ static bool ws_selected(const fv_segment_view *view, const fv_case *c, const fv_
     if (!possible || !fv_sched_ws_preferred(&problem, device, why, why_size))
         return false;
     fv_sched_ws_params ws;
-    if (fv_sched_ws_heuristic(&problem, device, &ws) != FV_OK) {
+    if (ws_heuristic(&problem, device, &ws) != FV_OK) {
         snprintf(why, why_size, "%s", fv_error_message());
         fv_error_clear();
         return false;
@@ -1698,15 +1737,19 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
     if (!possible)
         FV_FAIL(FV_ERR_UNSUPPORTED, "warp-specialized: %s", why);
     fv_sched_ws_params ws;
-    FV_TRY(fv_sched_ws_heuristic(&problem, device, &ws));
+    FV_TRY(ws_heuristic(&problem, device, &ws));
     int groups = ws.stages >= ws.bdimy ? ws.bdimy : 1;
+    if (ws_producer_on_x(ws.bdimx) && groups != 1)
+        FV_FAIL(FV_ERR_INTERNAL, "warp-specialized: %d compute groups of %d threads", groups,
+                ws.bdimx);
+    int threads = ws_block_threads(ws.bdimx, groups);
     int64_t vectors = problem.inner / problem.vector;
     int batch = (int)((vectors + ws.bdimx - 1) / ws.bdimx);
     int64_t capacity = (int64_t)batch * ws.bdimx * problem.vector;
     int stages = ws.stages;  /* a multiple of the groups (the heuristic rounds it) */
     /* Static shared memory: the stage-2 scratch (a float per column of each
      * thread, at most 4 columns) and the small arrays. */
-    int64_t static_shared = (int64_t)ws.bdimx * (groups + 1) * 4 * 4 + WS_SMALL_STATIC_SHARED;
+    int64_t static_shared = (int64_t)threads * 4 * 4 + WS_SMALL_STATIC_SHARED;
     int64_t budget = device->shared_per_block_optin - static_shared;
     while (stages > groups &&
            ws_shared_bytes(&buffers, capacity, stages, ws.unroll, ws.gmem_to_regs) > budget)
@@ -1727,6 +1770,7 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
     params->extra[EXTRA_GRID] = grid;
     params->extra[EXTRA_WS_STAGES] = stages;
     params->extra[EXTRA_WS_UNROLL] = ws.unroll;
+    params->forced_not_good = !ws.good;
     params->extra[EXTRA_WEIGHT_FLOATS] = ws.gmem_to_regs ? (int)all_row_constants(&buffers) : 0;
     int start_registers, producer_registers, compute_registers;
     ws_register_split(device, ws.bdimx, groups, ws.registers_needed, &start_registers,
@@ -1749,14 +1793,15 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
     else
         snprintf(registers, sizeof registers, "%d registers per thread (no setmaxnreg)",
                  start_registers);
-    int threads = ws.bdimx * (groups + 1);
     set_stage_two(params, problem.inner, grid, threads);
     snprintf(params->description, sizeof params->description,
              "warp-specialized inner-outer persistent (TMA): %d compute group%s of %d threads "
-             "and a producer group of as many threads, %d rows per step, %d stages of 1-D bulk copies%s, batch %d "
+             "and a producer warp group of %d threads (%s), %d rows per step, %d stages of 1-D bulk copies%s, batch %d "
              "of %d-element vectors, weight in %s, one block per SM (%d blocks), %s; heuristic "
              "pass %c, %d registers needed of %d per compute thread%s%s%s",
-             groups, groups > 1 ? "s" : "", ws.bdimx, ws.unroll, stages,
+             groups, groups > 1 ? "s" : "", ws.bdimx, WS_PRODUCER_THREADS,
+             ws_producer_on_x(ws.bdimx) ? "beside them on x" : "a row of its own",
+             ws.unroll, stages,
              row_bytes_held == 4 ? " (a step's rows read into registers as float, then the stage released)"
              : row_bytes_held == 2 ? " (a step's rows read into registers in their own 16-bit type, as float they do not fit, then the stage released)"
              : ws.regs_cached ? " (no room to hold a step's rows in registers: the stage is released after them)"
@@ -1910,7 +1955,7 @@ typedef enum persistent_kind {
 typedef struct persistent_form {
     const char *family;     /* its scheduler family (the kernel's head comment) */
     const char *skeleton;
-    bool warp_specialized;  /* a producer group (threadIdx.y == groups) fills a circular buffer */
+    bool warp_specialized;  /* a producer warp group fills a circular buffer (producer_on_x) */
     bool inner_outer;       /* outer reductions: workspace, cooperative grid sync, stage 2 */
 } persistent_form;
 
@@ -1925,6 +1970,27 @@ static const persistent_form forms[] = {
 static bool warp_specialized(persistent_kind kind)
 {
     return forms[kind].warp_specialized;
+}
+
+/* True if the kind's producer warp group is 128 more threads on x. */
+static bool producer_on_x(const fv_schedule_params *params, persistent_kind kind)
+{
+    return warp_specialized(kind) && ws_producer_on_x(params->block_x);
+}
+
+/* Threads on x of the launched block: the columns of a row group, and the
+ * producer's threads where they are on x. */
+static int launch_block_x(const fv_schedule_params *params, persistent_kind kind)
+{
+    return params->block_x + (producer_on_x(params, kind) ? WS_PRODUCER_THREADS : 0);
+}
+
+/* Threads of the launched block: the row (or compute) groups, and the
+ * producer warp group of a warp-specialized kind. */
+static int launch_threads(const fv_schedule_params *params, persistent_kind kind)
+{
+    return warp_specialized(kind) ? ws_block_threads(params->block_x, params->block_y)
+                                  : params->block_x * params->block_y;
 }
 
 typedef struct persistent_emit {
@@ -1949,6 +2015,8 @@ typedef struct persistent_emit {
     char stage_scratch[160];    /* the declaration of stage 2's shared scratch */
     char partial_group[40];     /* which workspace row group is this block's, and how many */
     char partial_groups[40];    /* there are (set_partial_groups) */
+    char group_of_thread[96];   /* warp-specialized: a thread's group (the producer's is */
+    char producer_leader[48];   /* the last) and the producer thread that copies the rows */
 } persistent_emit;
 
 /* Blocks per thread-block cluster sharing each row; 1 without clusters. */
@@ -2308,7 +2376,7 @@ static fv_status set_slot_buffer_line(persistent_emit *p, int buffer, int32_t v,
 {
     int vector = p->params->vector;
     if (row_floats(p->params, buffer) && p->params->extra[EXTRA_WS_ROWS_OWN_TYPE] != 0)
-        return set_buffered_line(p, v, "float v%d[%d];\nfv_vector_to_floats(row_copies%d%s[b], v%d);",
+        return set_buffered_line(p, v, "float v%d[%d];\nfv_held_vector_to_floats(row_copies%d%s[b], v%d);",
                                  (int)v, vector, (int)v, step_row, (int)v);
     if (row_floats(p->params, buffer))
         return set_buffered_line(p, v, "const float (&v%d)[%d] = row_floats%d%s[b];", (int)v,
@@ -2679,8 +2747,8 @@ static fv_status emit_ws_before_rows(persistent_emit *p)
         fv_codegen_line(e, "%s *const cached%d = reinterpret_cast<%s *>(row_buffers + %zu);", type,
                         (int)v, type, offset);
         fv_codegen_line(e, "for (long long column = (long long)(threadIdx.y * %d + threadIdx.x) * %d; column < inner;",
-                        params->block_x, params->vector);
-        fv_codegen_line(e, "     column += %d)", params->block_x * (params->block_y + 1) * params->vector);
+                        launch_block_x(params, p->kind), params->vector);
+        fv_codegen_line(e, "     column += %d)", launch_threads(params, p->kind) * params->vector);
         fv_codegen_line(e, "    fv_copy_async<%d>(cached%d + column, in%d + column);", params->vector,
                         (int)v, position);
         fv_codegen_line(e, "fv_async_commit();");
@@ -3691,6 +3759,7 @@ static void fill_common(skeleton_fill *fill, const persistent_emit *p, const cha
     fill_text(fill, "PARAMETERS", fv_text_str(&p->parameters));
     fill_number(fill, "BLOCK_X", params->block_x);
     fill_number(fill, "BLOCK_Y", params->block_y); /* row groups (warp-specialized: compute groups) */
+    fill_number(fill, "LAUNCH_BLOCK_X", launch_block_x(params, p->kind));
     fill_number(fill, "SCRATCH_PER_ROW", p->scratch_per_row);
     fill_text(fill, "BEFORE_ROWS", fv_text_str(&p->before_rows));
     fill_text(fill, "ROW_START", fv_text_str(&p->row_start));
@@ -3730,8 +3799,10 @@ static void fill_warp_specialized(skeleton_fill *fill, const persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
     int stages = params->extra[EXTRA_WS_STAGES];
-    fill_number(fill, "THREADS", params->block_x * (params->block_y + 1));
+    fill_number(fill, "THREADS", launch_threads(params, p->kind));
     fill_number(fill, "GROUPS", params->block_y);
+    fill_text(fill, "GROUP_OF_THREAD", p->group_of_thread);
+    fill_text(fill, "PRODUCER_LEADER", p->producer_leader);
     fill_number(fill, "STAGES", stages);
     fill_number(fill, "SLOTS", stages / params->block_y);
     fill_number(fill, "UNROLL", params->extra[EXTRA_WS_UNROLL]);
@@ -3762,6 +3833,24 @@ static void set_partial_groups(persistent_emit *p)
     snprintf(p->partial_groups, sizeof p->partial_groups, "(gridDim.x / %d)", partial_cluster);
 }
 
+/* Warp-specialized: which group a thread is in, and which producer thread
+ * issues the copies (producer_on_x). */
+static void set_thread_roles(persistent_emit *p)
+{
+    const fv_schedule_params *params = p->params;
+    if (producer_on_x(params, p->kind)) {
+        snprintf(p->group_of_thread, sizeof p->group_of_thread,
+                 "threadIdx.x < %d ? 0 : 1;  // the compute group, or 1: the producer",
+                 params->block_x);
+        snprintf(p->producer_leader, sizeof p->producer_leader, "threadIdx.x == %d",
+                 params->block_x);
+    } else {
+        snprintf(p->group_of_thread, sizeof p->group_of_thread,
+                 "threadIdx.y;  // a compute group, or %d: the producer", params->block_y);
+        snprintf(p->producer_leader, sizeof p->producer_leader, "threadIdx.x == 0");
+    }
+}
+
 static fv_status persistent_emit_kernel(const fv_segment_view *view,
                                         const fv_schedule_params *params, const char *kernel_name,
                                         fv_text *source, persistent_kind kind)
@@ -3773,6 +3862,7 @@ static fv_status persistent_emit_kernel(const fv_segment_view *view,
     else
         snprintf(p.next_slot, sizeof p.next_slot, "slot ^= 1;");
     set_partial_groups(&p);
+    set_thread_roles(&p);
     fv_text stage_two = {0};
     fv_status status = emit_sections(&p);
     if (status == FV_OK) {
@@ -3849,8 +3939,9 @@ static fv_status persistent_launch(const fv_segment_view *view, const fv_schedul
     shape->grid[0] = (int)((groups < 1 ? 1 : groups) * cluster);
     shape->cluster = cluster > 1 ? (int)cluster : 0;
     shape->grid[1] = shape->grid[2] = 1;
-    shape->block[0] = params->block_x;
-    shape->block[1] = params->block_y + (form->warp_specialized ? 1 : 0);
+    shape->block[0] = launch_block_x(params, kind);
+    shape->block[1] = params->block_y +
+                      (form->warp_specialized && !producer_on_x(params, kind) ? 1 : 0);
     shape->block[2] = 1;
     shape->dynamic_shared_bytes = params->extra[EXTRA_SHARED_BYTES];
     if (form->inner_outer) {

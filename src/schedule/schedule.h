@@ -79,6 +79,10 @@ typedef struct fv_schedule_params {
     int grid_limit;      /* at most this many blocks on the grid-strided axis */
     int serial;          /* elements per thread in the serial (persistent) loop */
     int extra[24];       /* family-specific */
+    /* A forced approach whose heuristic judged its parameters not good
+     * (nvFuser would not take it): its kernel may spill, and the plan then
+     * sets it aside as it does any spilling kernel. */
+    bool forced_not_good;
     char description[2048];
 } fv_schedule_params;
 

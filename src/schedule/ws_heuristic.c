@@ -142,7 +142,8 @@ static void start(search_state *s, bool regs_cached, bool gmem_to_regs)
     s->gmem_to_regs = gmem_to_regs;
 }
 
-static void judge(const search_state *s, fv_sched_ws_params *params)
+/* is_good_ws_heuristic, with `compute_registers` per compute thread. */
+static void judge(const search_state *s, int compute_registers, fv_sched_ws_params *params)
 {
     params->good = true;
     params->why_not_good[0] = '\0';
@@ -152,7 +153,7 @@ static void judge(const search_state *s, fv_sched_ws_params *params)
                  "one stage: no room for a second row slot in shared memory");
         return;
     }
-    int left = params->compute_registers -
+    int left = compute_registers -
                fv_sched_ws_registers_for(s->problem, s->problem->noncircular_bytes, s->bdimx) -
                fv_sched_ws_registers_for(s->problem, s->problem->partial_bytes, s->bdimx);
     if (s->bdimy == 1 && s->gmem_to_regs && left < 64) {
@@ -206,8 +207,23 @@ fv_status fv_sched_ws_heuristic(const fv_sched_ws_problem *problem, const fv_dev
     params->registers_needed = registers_needed(&s, s.bdimx, s.unroll);
     params->shared_bytes = shared_bytes(&s, s.bdimx, s.bdimy, s.unroll, s.stages);
     params->pass = pass;
-    judge(&s, params);
+    judge(&s, params->compute_registers, params);
     return FV_OK;
+}
+
+void fv_sched_ws_judge(const fv_sched_ws_problem *problem, int compute_registers,
+                       fv_sched_ws_params *params)
+{
+    search_state s = {
+        .problem = problem,
+        .bdimx = params->bdimx,
+        .bdimy = params->bdimy,
+        .unroll = params->unroll,
+        .stages = params->stages,
+        .regs_cached = params->regs_cached,
+        .gmem_to_regs = params->gmem_to_regs,
+    };
+    judge(&s, compute_registers, params);
 }
 
 bool fv_sched_ws_preferred(const fv_sched_ws_problem *problem, const fv_device *device, char *why,

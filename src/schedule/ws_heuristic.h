@@ -74,6 +74,13 @@ int fv_sched_ws_registers_per_thread(const fv_device *device, int threads);
 fv_status fv_sched_ws_heuristic(const fv_sched_ws_problem *problem, const fv_device *device,
                           fv_sched_ws_params *params);
 
+/* is_good_ws_heuristic again for `params` (from fv_sched_ws_heuristic),
+ * with the registers the emitted kernel's compute threads really get in
+ * place of nvFuser's register-sharing figure; sets params->good and
+ * params->why_not_good.  Never fails. */
+void fv_sched_ws_judge(const fv_sched_ws_problem *problem, int compute_registers,
+                       fv_sched_ws_params *params);
+
 /* The automatic selection of nvFuser 1.4: the warp-specialized approach only
  * on compute capability 10 or newer, with static input shapes, and with more
  * than 16 rows per SM when there are several inner reductions (layer norm)

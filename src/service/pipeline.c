@@ -751,6 +751,7 @@ fv_status fv_pipeline_run(fv_pipeline *p, const fv_case *c, fv_result *result, d
         }
         const fv_scheduler *spilled = NULL;
         int spill_bytes = 0;
+        bool spilled_not_good = false;
         for (int32_t k = 0; k < plan.kernel_count && status == FV_OK; k++) {
             fv_rt_kernel_resources resources = {0};
             status = prepare_kernel(p, &plan.kernels[k], result, &kernels[k], &resources);
@@ -761,13 +762,15 @@ fv_status fv_pipeline_run(fv_pipeline *p, const fv_case *c, fv_result *result, d
             if (status == FV_OK && spills > 0 && spilled == NULL) {
                 spilled = plan.kernels[k].segment->scheduler;
                 spill_bytes = spills;
+                spilled_not_good = plan.kernels[k].params.forced_not_good;
             }
         }
         if (status != FV_OK || spilled == NULL || excluded_count == 7)
             break;
         size_t used = strlen(reason);
-        snprintf(reason + used, sizeof reason - used, "%s%s not used: its kernel spills %d bytes",
-                 used ? "; " : "", spilled->name, spill_bytes);
+        snprintf(reason + used, sizeof reason - used, "%s%s not used: its kernel spills %d bytes%s",
+                 used ? "; " : "", spilled->name, spill_bytes,
+                 spilled_not_good ? " (forced against its heuristic, which judged it not good)" : "");
         excluded[excluded_count++] = spilled;
         fv_plan_free(&plan);
     }
