@@ -1308,6 +1308,18 @@ START_TEST(ws_good_heuristic_cutoff)
     ck_assert_ptr_nonnull(strstr(p.why_not_good, "leaves 56 registers"));
     fv_sched_ws_judge(&at_24k, 160, &p);
     ck_assert(p.good);
+    /* with the weight in shared memory, the floor counts the partials alone:
+     * LN bwd bf16 16384 x 20480 (pass C, 7 vectors of 8 per thread, 112
+     * registers of dw and db partials) leaves 40 of 152 (its kernel spilled
+     * 96 bytes on sm_90a) */
+    fv_sched_ws_problem ln_20k = norm_problem(16384, 20480, 2, 2, 2);
+    FV_ASSERT_OK(fv_sched_ws_heuristic(&ln_20k, &b200, &p));
+    ck_assert_int_eq(p.bdimx, 384);
+    ck_assert(!p.gmem_to_regs);
+    ck_assert_msg(p.good, "%s", p.why_not_good); /* nvFuser's rule does not look */
+    fv_sched_ws_judge(&ln_20k, 152, &p);
+    ck_assert(!p.good);
+    ck_assert_ptr_nonnull(strstr(p.why_not_good, "leaves 40 registers beside the partials"));
     /* the plan applies it: RMS bwd bf16 24576 forced on B200 knows it is not good */
     choice chosen;
     choose_norm(NORM_RMS_BACKWARD, FV_BF16, 16384, 24576, FV_APPROACH_WS, "B200", &chosen);

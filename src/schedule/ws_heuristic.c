@@ -142,8 +142,11 @@ static void start(search_state *s, bool regs_cached, bool gmem_to_regs)
     s->gmem_to_regs = gmem_to_regs;
 }
 
-/* is_good_ws_heuristic, with `compute_registers` per compute thread. */
-static void judge(const search_state *s, int compute_registers, fv_sched_ws_params *params)
+/* is_good_ws_heuristic, with `compute_registers` per compute thread.  With
+ * `any_weight_place`, the 64-register floor applies to one compute group
+ * with the weight in shared memory as well (beside the partials alone). */
+static void judge(const search_state *s, int compute_registers, bool any_weight_place,
+                  fv_sched_ws_params *params)
 {
     params->good = true;
     params->why_not_good[0] = '\0';
@@ -153,14 +156,21 @@ static void judge(const search_state *s, int compute_registers, fv_sched_ws_para
                  "one stage: no room for a second row slot in shared memory");
         return;
     }
-    int left = compute_registers -
-               fv_sched_ws_registers_for(s->problem, s->problem->noncircular_bytes, s->bdimx) -
-               fv_sched_ws_registers_for(s->problem, s->problem->partial_bytes, s->bdimx);
-    if (s->bdimy == 1 && s->gmem_to_regs && left < 64) {
+    int partials = fv_sched_ws_registers_for(s->problem, s->problem->partial_bytes, s->bdimx);
+    if (s->bdimy == 1 && s->gmem_to_regs) {
+        int left = compute_registers - partials -
+                   fv_sched_ws_registers_for(s->problem, s->problem->noncircular_bytes, s->bdimx);
+        if (left < 64) {
+            params->good = false;
+            snprintf(params->why_not_good, sizeof params->why_not_good,
+                     "one compute group with the weight in registers leaves %d registers (< 64)",
+                     left);
+        }
+    } else if (s->bdimy == 1 && any_weight_place && compute_registers - partials < 64) {
         params->good = false;
         snprintf(params->why_not_good, sizeof params->why_not_good,
-                 "one compute group with the weight in registers leaves %d registers (< 64)",
-                 left);
+                 "one compute group leaves %d registers beside the partials (< 64)",
+                 compute_registers - partials);
     }
 }
 
@@ -207,7 +217,7 @@ fv_status fv_sched_ws_heuristic(const fv_sched_ws_problem *problem, const fv_dev
     params->registers_needed = registers_needed(&s, s.bdimx, s.unroll);
     params->shared_bytes = shared_bytes(&s, s.bdimx, s.bdimy, s.unroll, s.stages);
     params->pass = pass;
-    judge(&s, params->compute_registers, params);
+    judge(&s, params->compute_registers, false, params);
     return FV_OK;
 }
 
@@ -223,7 +233,7 @@ void fv_sched_ws_judge(const fv_sched_ws_problem *problem, int compute_registers
         .regs_cached = params->regs_cached,
         .gmem_to_regs = params->gmem_to_regs,
     };
-    judge(&s, compute_registers, params);
+    judge(&s, compute_registers, true, params);
 }
 
 bool fv_sched_ws_preferred(const fv_sched_ws_problem *problem, const fv_device *device, char *why,

@@ -76,8 +76,11 @@ fv_status fv_sched_ws_heuristic(const fv_sched_ws_problem *problem, const fv_dev
 
 /* is_good_ws_heuristic again for `params` (from fv_sched_ws_heuristic),
  * with the registers the emitted kernel's compute threads really get in
- * place of nvFuser's register-sharing figure; sets params->good and
- * params->why_not_good.  Never fails. */
+ * place of nvFuser's register-sharing figure, and its floor of 64 registers
+ * left to one compute group applied with the weight in shared memory too
+ * (beside the partials alone: LN bwd 16-bit 16384 x 20480 leaves 40 and its
+ * kernel spilled 96-160 bytes); sets params->good and params->why_not_good.
+ * Never fails. */
 void fv_sched_ws_judge(const fv_sched_ws_problem *problem, int compute_registers,
                        fv_sched_ws_params *params);
 
