@@ -485,9 +485,10 @@ END_TEST
  * the partials, the weight and the step's sums (RMS bwd bf16 2048, 4 rows per
  * step), the compute group reads them from the stage into registers and
  * releases the stage before its reductions.  Where they fit only in their
- * own 16-bit type (LN bwd bf16 2048: 4 rows and 8 sums; RMS bwd bf16 4096: 2
+ * own 16-bit type (LN bwd fp16 2048: 4 rows and 8 sums; RMS bwd fp16 4096: 2
  * rows of 32 elements per thread), it holds them so and converts each
- * vector where it is read.  Without regs_cached (LN bwd bf16 8192, one row
+ * vector where it is read; bf16 rows at those shapes stay in the stage
+ * (ws_rows_in_registers says why).  Without regs_cached (LN bwd bf16 8192, one row
  * of 384 threads per step) the row is read from the stage, which is
  * released after it.  With several rows, the step's rows share one group
  * reduction: a first pass adds each row's sums into step_sums1, a second
@@ -534,10 +535,10 @@ START_TEST(warp_specialized_stage_in_registers)
         int rows, batch, step_sums;
     } own_type[] = {{NORM_LAYER_BACKWARD, 2048, 4, 2, 8}, {NORM_RMS_BACKWARD, 4096, 2, 4, 2}};
     for (size_t i = 0; i < sizeof own_type / sizeof own_type[0]; i++) {
-        source = generate_one(ws_families, own_type[i].kind, FV_BF16, 16384, own_type[i].hidden,
+        source = generate_one(ws_families, own_type[i].kind, FV_F16, 16384, own_type[i].hidden,
                               "inner_outer_ws");
         char declaration[96], load[128], loop[48], step_sums[48], group_sum[96];
-        snprintf(declaration, sizeof declaration, "fv_vector<__nv_bfloat16, 8> row_copies0[%d][%d];",
+        snprintf(declaration, sizeof declaration, "fv_vector<__half, 8> row_copies0[%d][%d];",
                  own_type[i].rows, own_type[i].batch);
         snprintf(load, sizeof load,
                  "fv_load_vector(buffer0_slots + (long long)slot_row * %lld + column, row_copies0[u][b]);",
@@ -555,14 +556,24 @@ START_TEST(warp_specialized_stage_in_registers)
             step_sums,
             "#pragma unroll  // the rows below index their registers by u",
             loop,
-            "fv_held_vector_to_floats(row_copies0[u][b], v0);",
+            "fv_vector_to_floats(row_copies0[u][b], v0);",
             group_sum,
             loop,
-            "fv_held_vector_to_floats(row_copies0[u][b], v0);",
+            "fv_vector_to_floats(row_copies0[u][b], v0);",
             "// the stage was released once its rows were read",
             NULL,
         };
         assert_kernel_lines(source, held_in_own_type, "float row_floats");
+        /* bf16 rows are not held as bf16: the stage is released after the step */
+        source = generate_one(ws_families, own_type[i].kind, FV_BF16, 16384, own_type[i].hidden,
+                              "inner_outer_ws");
+        const char *const read_from_stage[] = {
+            "fv_barrier_wait(&full_barriers[stage]",
+            loop,
+            "fv_barrier_arrive(&empty_barriers[stage]);  // this group is done with the stage",
+            NULL,
+        };
+        assert_kernel_lines(source, read_from_stage, "row_copies0");
     }
 
     source = generate_one(ws_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 8192,

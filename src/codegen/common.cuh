@@ -41,34 +41,13 @@ __device__ __forceinline__ void fv_load_vector(const T *__restrict__ p, fv_vecto
     out = *reinterpret_cast<const fv_vector<T, N> *>(p);
 }
 
-// vector of their own type, to be converted where read (fv_vector_to_floats;
-// fv_held_vector_to_floats for rows held in registers).
+// The N elements of a vector as floats.
 template <int N, typename T>
 __device__ __forceinline__ void fv_vector_to_floats(const fv_vector<T, N> &in, float (&out)[N])
 {
 #pragma unroll
     for (int lane = 0; lane < N; ++lane)
         out[lane] = fv_to_float(in.element[lane]);
-}
-
-// A 16-bit element of a row held in registers in its own type, as float.
-// bf16 is the upper half of a float, so a shift widens it exactly;
-// __bfloat162float does it in inline PTX (cvt.f32.bf16 on sm_90), which
-// ptxas schedules less freely: warp-specialized steps holding bf16 rows
-// spilled 28-160 bytes on sm_90a with it and none with the shift.
-__device__ __forceinline__ float fv_held_to_float(__nv_bfloat16 x)
-{
-    return __uint_as_float((unsigned)__bfloat16_as_ushort(x) << 16);
-}
-__device__ __forceinline__ float fv_held_to_float(__half x) { return __half2float(x); }
-
-// fv_vector_to_floats for the rows held in their own type (fv_held_to_float).
-template <int N, typename T>
-__device__ __forceinline__ void fv_held_vector_to_floats(const fv_vector<T, N> &in, float (&out)[N])
-{
-#pragma unroll
-    for (int lane = 0; lane < N; ++lane)
-        out[lane] = fv_held_to_float(in.element[lane]);
 }
 
 // Loads N consecutive elements starting at p (aligned to N elements) as floats.

@@ -1619,20 +1619,35 @@ static bool ws_row_floats_fit(const fv_sched_ws_problem *problem, const buffered
     return floats + step_entries + WS_ROW_FLOATS_MARGIN <= registers;
 }
 
+/* True if every buffered input of the segment is fp16. */
+static bool all_buffers_fp16(const fv_segment_view *view, const buffered_inputs *buffers)
+{
+    for (int i = 0; i < buffers->count; i++)
+        if (view->fusion->values[buffers->values[i]].dtype != FV_F16)
+            return false;
+    return buffers->count > 0;
+}
+
 /* How a warp-specialized step's rows are held in registers (regs_cached):
  * 4 (as float) where they fit so beside the rest (ws_row_floats_fit), else
- * 2 (in their own 16-bit type, converted where read) where every buffered
- * input is 16-bit and they fit so, else 0 (read from the stage, which is
- * released after the step).  nvFuser's registers hold the rows in their
- * own type; float saves the conversion in every pass. */
-static int ws_rows_in_registers(const fv_sched_ws_problem *problem, const buffered_inputs *buffers,
-                                int bdimx, int unroll, bool weight_floats, int registers)
+ * 2 (in their own type, converted where read) where every buffered input is
+ * fp16 and they fit so, else 0 (read from the stage, which is released after
+ * the step).  nvFuser's registers hold the rows in their own type; float
+ * saves the conversion in every pass.  bf16 rows are not held in their own
+ * type: with __bfloat162float (cvt.f32.bf16) those kernels spilled 28-160
+ * bytes on sm_90a at 4 of the 5 bench shapes that took the form (LN bwd
+ * 2048, RMS bwd 4096 / 6144, RMS fwd 8192) and ran multi-wave; widened by a
+ * shift they did not spill, but LN fwd bf16 8192 ran at 61.2% of copy
+ * against 78.2% on an H200. Read from the stage, they run within -0.3..+1.6%
+ * of the own-type kernels (H200, bench/results/h200-2026-11-27.md). */
+static int ws_rows_in_registers(const fv_segment_view *view, const fv_sched_ws_problem *problem,
+                                const buffered_inputs *buffers, int bdimx, int unroll,
+                                bool weight_floats, int registers)
 {
     if (ws_row_floats_fit(problem, buffers, bdimx, unroll, weight_floats, registers, 4))
         return 4;
-    for (int i = 0; i < buffers->count; i++)
-        if (buffers->element_bytes[i] != 2)
-            return 0;
+    if (!all_buffers_fp16(view, buffers))
+        return 0;
     return ws_row_floats_fit(problem, buffers, bdimx, unroll, weight_floats, registers, 2) ? 2
                                                                                           : 0;
 }
@@ -1777,7 +1792,7 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
                       &producer_registers, &compute_registers);
     int row_bytes_held =
         ws.regs_cached
-            ? ws_rows_in_registers(&problem, &buffers, ws.bdimx, ws.unroll, ws.gmem_to_regs,
+            ? ws_rows_in_registers(view, &problem, &buffers, ws.bdimx, ws.unroll, ws.gmem_to_regs,
                                    compute_registers > 0 ? compute_registers : start_registers)
             : 0;
     bool rows_in_registers = row_bytes_held > 0;
@@ -1804,7 +1819,7 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
              ws.unroll, stages,
              row_bytes_held == 4 ? " (a step's rows read into registers as float, then the stage released)"
              : row_bytes_held == 2 ? " (a step's rows read into registers in their own 16-bit type, as float they do not fit, then the stage released)"
-             : ws.regs_cached ? " (no room to hold a step's rows in registers: the stage is released after them)"
+             : ws.regs_cached ? " (no room to hold a step's rows in registers as float, and only fp16 rows are held in their own type: the stage is released after them)"
                               : "",
              batch, problem.vector,
              ws.gmem_to_regs ? "registers" : "shared memory", grid, registers, ws.pass,
@@ -1916,7 +1931,7 @@ static fv_status inner_tma_choose(const fv_segment_view *view, const fv_case *c,
      * launch's registers (no register sharing). */
     int registers = fv_sched_ws_registers_per_thread(device, TMA_INNER_BLOCK_X * (groups + 1));
     int row_bytes_held =
-        ws_rows_in_registers(&problem, &buffers, TMA_INNER_BLOCK_X, unroll, false, registers);
+        ws_rows_in_registers(view, &problem, &buffers, TMA_INNER_BLOCK_X, unroll, false, registers);
     memset(params, 0, sizeof *params);
     params->extra[EXTRA_ROW_FLOATS] = row_bytes_held > 0 ? (int)all_buffers(&buffers) : 0;
     params->extra[EXTRA_WS_ROWS_OWN_TYPE] = row_bytes_held == 2;
@@ -2376,7 +2391,7 @@ static fv_status set_slot_buffer_line(persistent_emit *p, int buffer, int32_t v,
 {
     int vector = p->params->vector;
     if (row_floats(p->params, buffer) && p->params->extra[EXTRA_WS_ROWS_OWN_TYPE] != 0)
-        return set_buffered_line(p, v, "float v%d[%d];\nfv_held_vector_to_floats(row_copies%d%s[b], v%d);",
+        return set_buffered_line(p, v, "float v%d[%d];\nfv_vector_to_floats(row_copies%d%s[b], v%d);",
                                  (int)v, vector, (int)v, step_row, (int)v);
     if (row_floats(p->params, buffer))
         return set_buffered_line(p, v, "const float (&v%d)[%d] = row_floats%d%s[b];", (int)v,
