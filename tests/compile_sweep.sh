@@ -50,16 +50,20 @@ check_compiled() {
 }
 
 # check_set_aside ARCHIVE: no row's plan set a warp-specialized kernel aside
-# for spilling unless the kernel was forced against its heuristic.
+# for spilling unless it was forced against its heuristic (inner_outer_ws
+# says so; inner_tma has no heuristic that could).
 check_set_aside() {
-  local archive="$1" unexpected
-  unexpected=$(h5dump -d /results "$archive" | grep -o '(inner_outer_ws|inner_tma) not used: its kernel spills [0-9]* bytes[^;)]*' -E |
-               grep -v 'judged it not good' || true)
-  echo "$(basename "$archive" .h5): $(h5dump -d /results "$archive" | grep -c 'its kernel spills' || true) rows" \
-       "set a spilling kernel aside, $(printf '%s' "$unexpected" | grep -c . || true) of them unexpectedly"
+  local archive="$1" name results set_aside unexpected
+  name=$(basename "$archive" .h5)
+  results=$(h5dump -d /results "$archive") || fail "$name: h5dump cannot read /results"
+  set_aside=$(printf '%s\n' "$results" |
+              grep -E -o '(inner_outer_ws|inner_tma) not used: its kernel spills [0-9]* bytes[^;)]*' || true)
+  unexpected=$(printf '%s\n' "$set_aside" | grep -v -e 'judged it not good' -e '^$' || true)
+  echo "$name: $(printf '%s\n' "$set_aside" | grep -c . || true) warp-specialized kernels" \
+       "set aside for spilling, $(printf '%s\n' "$unexpected" | grep -c . || true) of them unexpectedly"
   if [ -n "$unexpected" ]; then
     printf '%s\n' "$unexpected" | head -5 >&2
-    fail "$(basename "$archive" .h5): a warp-specialized kernel its heuristic judged good spills"
+    fail "$name: a warp-specialized kernel spills that was not forced against its heuristic"
   fi
 }
 

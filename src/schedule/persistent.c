@@ -1569,23 +1569,83 @@ static void ws_register_split(const fv_device *device, int bdimx, int groups, in
         return;
     int freed = (*start - WS_PRODUCER_REGISTERS) * WS_PRODUCER_THREADS;
     int raised = (*start + freed / (bdimx * groups)) / 8 * 8;
+    if (raised > WS_MAX_COMPUTE_REGISTERS)
+        raised = WS_MAX_COMPUTE_REGISTERS;
+    if (raised <= *start || *start % 8 != 0)
+        return;  /* setmaxnreg takes multiples of 8, and would not raise them */
     *producer = WS_PRODUCER_REGISTERS;
-    *compute = raised > WS_MAX_COMPUTE_REGISTERS ? WS_MAX_COMPUTE_REGISTERS : raised;
+    *compute = raised;
 }
 
-/* nvFuser's heuristic (nvfuser.md 1.3), judged good only if it is so with
- * the registers this kernel's compute threads get as well (ws_register_split):
- * our producer keeps WS_PRODUCER_REGISTERS, not nvFuser's 32 or so, so a group
- * of 384 threads gets 152 registers, not 160, and reaches nvFuser's floor of
- * 64 registers beside the weight and the partials sooner (RMS bwd 16-bit
+/* Dynamic shared memory of the kernel: per buffered input, stages x unroll
+ * row slots of the row capacity; then the row-constant inputs kept in
+ * shared memory. */
+/* Bytes of a warp-specialized shared region: `rows` rows of `capacity`
+ * elements, 128-byte aligned (bulk copies need 16).  Sizing here and the
+ * emitted offsets (emit_ws_before_rows) both use it. */
+static int64_t ws_region_bytes(int64_t capacity, size_t element_bytes, int64_t rows)
+{
+    return (capacity * (int64_t)element_bytes * rows + 127) / 128 * 128;
+}
+
+static int64_t ws_shared_bytes(const buffered_inputs *buffers, int64_t capacity, int stages,
+                               int unroll, bool weight_in_registers)
+{
+    int64_t bytes = 0;
+    for (int i = 0; i < buffers->count; i++)
+        bytes += ws_region_bytes(capacity, buffers->element_bytes[i], (int64_t)stages * unroll);
+    for (int i = 0; !weight_in_registers && i < buffers->cached_count; i++)
+        bytes += ws_region_bytes(capacity, buffers->cached_element_bytes[i], 1);
+    return bytes;
+}
+
+/* Elements of a row slot: whole batches of bdimx vectors. */
+static int64_t ws_row_capacity(const fv_sched_ws_problem *problem, int bdimx)
+{
+    int64_t vectors = problem->inner / problem->vector;
+    return (vectors + bdimx - 1) / bdimx * bdimx * problem->vector;
+}
+
+/* Static shared memory of a block of `threads`: the stage-2 scratch (a
+ * float per column of each thread, at most 4 columns) and the small arrays. */
+static int64_t ws_static_shared(int threads)
+{
+    return (int64_t)threads * 4 * 4 + WS_SMALL_STATIC_SHARED;
+}
+
+/* nvFuser's heuristic (nvfuser.md 1.3) for this kernel.  Its stages are cut
+ * (by whole groups) to what fits beside our static shared memory, and
+ * *shared gets the row slots' bytes; FV_ERR_UNSUPPORTED if one stage per
+ * group does not fit.  The result is good only if nvFuser's rule says so
+ * for the cut stages and it is so with the registers this kernel's compute
+ * threads get as well (ws_register_split, fv_sched_ws_judge): our producer
+ * keeps WS_PRODUCER_REGISTERS, not nvFuser's 32 or so, so a group of 384
+ * threads gets 152 registers, not 160, and reaches nvFuser's floor of 64
+ * registers beside the weight and the partials sooner (RMS bwd 16-bit
  * 16384 x 24576 leaves 56, and its kernel spilled 352 bytes on sm_90a). */
-static fv_status ws_heuristic(const fv_sched_ws_problem *problem, const fv_device *device,
-                              fv_sched_ws_params *ws)
+static fv_status ws_heuristic(const fv_sched_ws_problem *problem, const buffered_inputs *buffers,
+                              const fv_device *device, fv_sched_ws_params *ws, int64_t *shared)
 {
     FV_TRY(fv_sched_ws_heuristic(problem, device, ws));
+    int groups = ws->stages >= ws->bdimy ? ws->bdimy : 1;
+    if (ws_producer_on_x(ws->bdimx) && groups != 1)
+        FV_FAIL(FV_ERR_INTERNAL, "warp-specialized: %d compute groups of %d threads", groups,
+                ws->bdimx);
+    int64_t capacity = ws_row_capacity(problem, ws->bdimx);
+    int64_t budget =
+        device->shared_per_block_optin - ws_static_shared(ws_block_threads(ws->bdimx, groups));
+    int stages = ws->stages;  /* a multiple of the groups (the heuristic rounds it) */
+    while (stages > groups &&
+           ws_shared_bytes(buffers, capacity, stages, ws->unroll, ws->gmem_to_regs) > budget)
+        stages -= groups;
+    *shared = ws_shared_bytes(buffers, capacity, stages, ws->unroll, ws->gmem_to_regs);
+    if (*shared > budget)
+        FV_FAIL(FV_ERR_UNSUPPORTED,
+                "warp-specialized: %lld bytes of row slots do not fit in shared memory",
+                (long long)*shared);
+    ws->stages = stages;
     if (!ws->good)
         return FV_OK;
-    int groups = ws->stages >= ws->bdimy ? ws->bdimy : 1;
     int start, producer, compute;
     ws_register_split(device, ws->bdimx, groups, ws->registers_needed, &start, &producer,
                       &compute);
@@ -1709,7 +1769,8 @@ static bool ws_selected(const fv_segment_view *view, const fv_case *c, const fv_
     if (!possible || !fv_sched_ws_preferred(&problem, device, why, why_size))
         return false;
     fv_sched_ws_params ws;
-    if (ws_heuristic(&problem, device, &ws) != FV_OK) {
+    int64_t shared;
+    if (ws_heuristic(&problem, &buffers, device, &ws, &shared) != FV_OK) {
         snprintf(why, why_size, "%s", fv_error_message());
         fv_error_clear();
         return false;
@@ -1717,28 +1778,6 @@ static bool ws_selected(const fv_segment_view *view, const fv_case *c, const fv_
     if (!ws.good)
         snprintf(why, why_size, "the warp-specialized heuristic is not good: %s", ws.why_not_good);
     return ws.good;
-}
-
-/* Dynamic shared memory of the kernel: per buffered input, stages x unroll
- * row slots of the row capacity; then the row-constant inputs kept in
- * shared memory. */
-/* Bytes of a warp-specialized shared region: `rows` rows of `capacity`
- * elements, 128-byte aligned (bulk copies need 16).  Sizing here and the
- * emitted offsets (emit_ws_before_rows) both use it. */
-static int64_t ws_region_bytes(int64_t capacity, size_t element_bytes, int64_t rows)
-{
-    return (capacity * (int64_t)element_bytes * rows + 127) / 128 * 128;
-}
-
-static int64_t ws_shared_bytes(const buffered_inputs *buffers, int64_t capacity, int stages,
-                               int unroll, bool weight_in_registers)
-{
-    int64_t bytes = 0;
-    for (int i = 0; i < buffers->count; i++)
-        bytes += ws_region_bytes(capacity, buffers->element_bytes[i], (int64_t)stages * unroll);
-    for (int i = 0; !weight_in_registers && i < buffers->cached_count; i++)
-        bytes += ws_region_bytes(capacity, buffers->cached_element_bytes[i], 1);
-    return bytes;
 }
 
 static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const fv_device *device,
@@ -1752,28 +1791,12 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
     if (!possible)
         FV_FAIL(FV_ERR_UNSUPPORTED, "warp-specialized: %s", why);
     fv_sched_ws_params ws;
-    FV_TRY(ws_heuristic(&problem, device, &ws));
+    int64_t shared;
+    FV_TRY(ws_heuristic(&problem, &buffers, device, &ws, &shared));
     int groups = ws.stages >= ws.bdimy ? ws.bdimy : 1;
-    if (ws_producer_on_x(ws.bdimx) && groups != 1)
-        FV_FAIL(FV_ERR_INTERNAL, "warp-specialized: %d compute groups of %d threads", groups,
-                ws.bdimx);
     int threads = ws_block_threads(ws.bdimx, groups);
-    int64_t vectors = problem.inner / problem.vector;
-    int batch = (int)((vectors + ws.bdimx - 1) / ws.bdimx);
-    int64_t capacity = (int64_t)batch * ws.bdimx * problem.vector;
-    int stages = ws.stages;  /* a multiple of the groups (the heuristic rounds it) */
-    /* Static shared memory: the stage-2 scratch (a float per column of each
-     * thread, at most 4 columns) and the small arrays. */
-    int64_t static_shared = (int64_t)threads * 4 * 4 + WS_SMALL_STATIC_SHARED;
-    int64_t budget = device->shared_per_block_optin - static_shared;
-    while (stages > groups &&
-           ws_shared_bytes(&buffers, capacity, stages, ws.unroll, ws.gmem_to_regs) > budget)
-        stages -= groups;
-    int64_t shared = ws_shared_bytes(&buffers, capacity, stages, ws.unroll, ws.gmem_to_regs);
-    if (shared > budget)
-        FV_FAIL(FV_ERR_UNSUPPORTED,
-                "warp-specialized: %lld bytes of row slots do not fit in shared memory",
-                (long long)shared);
+    int batch = (int)(ws_row_capacity(&problem, ws.bdimx) / ((int64_t)ws.bdimx * problem.vector));
+    int stages = ws.stages;
     int64_t tiles = (problem.rows + (int64_t)ws.unroll * groups - 1) / ((int64_t)ws.unroll * groups);
     int grid = tiles < device->sm_count ? (int)tiles : device->sm_count;
     memset(params, 0, sizeof *params);
@@ -1813,7 +1836,7 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
              "warp-specialized inner-outer persistent (TMA): %d compute group%s of %d threads "
              "and a producer warp group of %d threads (%s), %d rows per step, %d stages of 1-D bulk copies%s, batch %d "
              "of %d-element vectors, weight in %s, one block per SM (%d blocks), %s; heuristic "
-             "pass %c, %d registers needed of %d per compute thread%s%s%s",
+             "pass %c, %d registers needed of nvFuser's %d per compute thread%s%s%s",
              groups, groups > 1 ? "s" : "", ws.bdimx, WS_PRODUCER_THREADS,
              ws_producer_on_x(ws.bdimx) ? "beside them on x" : "a row of its own",
              ws.unroll, stages,
