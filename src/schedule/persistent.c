@@ -1599,11 +1599,11 @@ static int64_t ws_shared_bytes(const buffered_inputs *buffers, int64_t capacity,
     return bytes;
 }
 
-/* Elements of a row slot: whole batches of bdimx vectors. */
-static int64_t ws_row_capacity(const fv_sched_ws_problem *problem, int bdimx)
+/* Vectors of a row per compute thread (the batch). */
+static int ws_batch(const fv_sched_ws_problem *problem, int bdimx)
 {
     int64_t vectors = problem->inner / problem->vector;
-    return (vectors + bdimx - 1) / bdimx * bdimx * problem->vector;
+    return (int)((vectors + bdimx - 1) / bdimx);
 }
 
 /* Static shared memory of a block of `threads`: the stage-2 scratch (a
@@ -1613,10 +1613,25 @@ static int64_t ws_static_shared(int threads)
     return (int64_t)threads * 4 * 4 + WS_SMALL_STATIC_SHARED;
 }
 
-/* nvFuser's heuristic (nvfuser.md 1.3) for this kernel.  Its stages are cut
- * (by whole groups) to what fits beside our static shared memory, and
- * *shared gets the row slots' bytes; FV_ERR_UNSUPPORTED if one stage per
- * group does not fit.  The result is good only if nvFuser's rule says so
+/* What the kernel makes of the heuristic's parameters (ws_heuristic). */
+typedef struct ws_layout {
+    int groups;              /* compute groups: bdimy, or 1 with fewer stages */
+    int batch;               /* vectors of a row per compute thread */
+    int64_t shared;          /* bytes of the row slots (dynamic shared memory) */
+    int start_registers;     /* per thread at launch */
+    int producer_registers;  /* setmaxnreg counts, or both 0 (ws_register_split) */
+    int compute_registers;
+} ws_layout;
+
+/* The registers a compute thread of the layout has. */
+static int ws_compute_registers(const ws_layout *layout)
+{
+    return layout->compute_registers > 0 ? layout->compute_registers : layout->start_registers;
+}
+
+/* nvFuser's heuristic (nvfuser.md 1.3) for this kernel, and *layout.  Its
+ * stages are cut (by whole groups) to what fits beside our static shared
+ * memory; FV_ERR_UNSUPPORTED if one stage per group does not fit.  The result is good only if nvFuser's rule says so
  * for the cut stages and it is so with the registers this kernel's compute
  * threads get as well (ws_register_split, fv_sched_ws_judge): our producer
  * keeps WS_PRODUCER_REGISTERS, not nvFuser's 32 or so, so a group of 384
@@ -1624,32 +1639,32 @@ static int64_t ws_static_shared(int threads)
  * registers beside the weight and the partials sooner (RMS bwd 16-bit
  * 16384 x 24576 leaves 56, and its kernel spilled 352 bytes on sm_90a). */
 static fv_status ws_heuristic(const fv_sched_ws_problem *problem, const buffered_inputs *buffers,
-                              const fv_device *device, fv_sched_ws_params *ws, int64_t *shared)
+                              const fv_device *device, fv_sched_ws_params *ws, ws_layout *layout)
 {
     FV_TRY(fv_sched_ws_heuristic(problem, device, ws));
     int groups = ws->stages >= ws->bdimy ? ws->bdimy : 1;
     if (ws_producer_on_x(ws->bdimx) && groups != 1)
         FV_FAIL(FV_ERR_INTERNAL, "warp-specialized: %d compute groups of %d threads", groups,
                 ws->bdimx);
-    int64_t capacity = ws_row_capacity(problem, ws->bdimx);
+    layout->groups = groups;
+    layout->batch = ws_batch(problem, ws->bdimx);
+    int64_t capacity = (int64_t)layout->batch * ws->bdimx * problem->vector;
     int64_t budget =
         device->shared_per_block_optin - ws_static_shared(ws_block_threads(ws->bdimx, groups));
     int stages = ws->stages;  /* a multiple of the groups (the heuristic rounds it) */
     while (stages > groups &&
            ws_shared_bytes(buffers, capacity, stages, ws->unroll, ws->gmem_to_regs) > budget)
         stages -= groups;
-    *shared = ws_shared_bytes(buffers, capacity, stages, ws->unroll, ws->gmem_to_regs);
-    if (*shared > budget)
+    layout->shared = ws_shared_bytes(buffers, capacity, stages, ws->unroll, ws->gmem_to_regs);
+    if (layout->shared > budget)
         FV_FAIL(FV_ERR_UNSUPPORTED,
                 "warp-specialized: %lld bytes of row slots do not fit in shared memory",
-                (long long)*shared);
+                (long long)layout->shared);
     ws->stages = stages;
-    if (!ws->good)
-        return FV_OK;
-    int start, producer, compute;
-    ws_register_split(device, ws->bdimx, groups, ws->registers_needed, &start, &producer,
-                      &compute);
-    fv_sched_ws_judge(problem, compute > 0 ? compute : start, ws);
+    ws_register_split(device, ws->bdimx, groups, ws->registers_needed, &layout->start_registers,
+                      &layout->producer_registers, &layout->compute_registers);
+    if (ws->good)
+        fv_sched_ws_judge(problem, ws_compute_registers(layout), ws);
     return FV_OK;
 }
 
@@ -1769,8 +1784,8 @@ static bool ws_selected(const fv_segment_view *view, const fv_case *c, const fv_
     if (!possible || !fv_sched_ws_preferred(&problem, device, why, why_size))
         return false;
     fv_sched_ws_params ws;
-    int64_t shared;
-    if (ws_heuristic(&problem, &buffers, device, &ws, &shared) != FV_OK) {
+    ws_layout layout;
+    if (ws_heuristic(&problem, &buffers, device, &ws, &layout) != FV_OK) {
         snprintf(why, why_size, "%s", fv_error_message());
         fv_error_clear();
         return false;
@@ -1791,12 +1806,10 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
     if (!possible)
         FV_FAIL(FV_ERR_UNSUPPORTED, "warp-specialized: %s", why);
     fv_sched_ws_params ws;
-    int64_t shared;
-    FV_TRY(ws_heuristic(&problem, &buffers, device, &ws, &shared));
-    int groups = ws.stages >= ws.bdimy ? ws.bdimy : 1;
+    ws_layout layout;
+    FV_TRY(ws_heuristic(&problem, &buffers, device, &ws, &layout));
+    int groups = layout.groups, batch = layout.batch, stages = ws.stages;
     int threads = ws_block_threads(ws.bdimx, groups);
-    int batch = (int)(ws_row_capacity(&problem, ws.bdimx) / ((int64_t)ws.bdimx * problem.vector));
-    int stages = ws.stages;
     int64_t tiles = (problem.rows + (int64_t)ws.unroll * groups - 1) / ((int64_t)ws.unroll * groups);
     int grid = tiles < device->sm_count ? (int)tiles : device->sm_count;
     memset(params, 0, sizeof *params);
@@ -1804,20 +1817,18 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
     params->block_x = ws.bdimx;
     params->block_y = groups;
     params->serial = batch;
-    params->extra[EXTRA_SHARED_BYTES] = (int)shared;
+    params->extra[EXTRA_SHARED_BYTES] = (int)layout.shared;
     params->extra[EXTRA_GRID] = grid;
     params->extra[EXTRA_WS_STAGES] = stages;
     params->extra[EXTRA_WS_UNROLL] = ws.unroll;
     params->forced_not_good = !ws.good;
     params->extra[EXTRA_WEIGHT_FLOATS] = ws.gmem_to_regs ? (int)all_row_constants(&buffers) : 0;
-    int start_registers, producer_registers, compute_registers;
-    ws_register_split(device, ws.bdimx, groups, ws.registers_needed, &start_registers,
-                      &producer_registers, &compute_registers);
+    int start_registers = layout.start_registers, producer_registers = layout.producer_registers,
+        compute_registers = layout.compute_registers;
     int row_bytes_held =
-        ws.regs_cached
-            ? ws_rows_in_registers(view, &problem, &buffers, ws.bdimx, ws.unroll, ws.gmem_to_regs,
-                                   compute_registers > 0 ? compute_registers : start_registers)
-            : 0;
+        ws.regs_cached ? ws_rows_in_registers(view, &problem, &buffers, ws.bdimx, ws.unroll,
+                                              ws.gmem_to_regs, ws_compute_registers(&layout))
+                       : 0;
     bool rows_in_registers = row_bytes_held > 0;
     params->extra[EXTRA_ROW_FLOATS] = rows_in_registers ? (int)all_buffers(&buffers) : 0;
     params->extra[EXTRA_WS_ROWS_OWN_TYPE] = row_bytes_held == 2;
@@ -1952,7 +1963,7 @@ static fv_status inner_tma_choose(const fv_segment_view *view, const fv_case *c,
     /* The step's rows held in registers (regs_cached), as in the inner-outer
      * ws kernel, as float or in their own 16-bit type, where they fit the
      * launch's registers (no register sharing). */
-    int registers = fv_sched_ws_registers_per_thread(device, TMA_INNER_BLOCK_X * (groups + 1));
+    int registers = fv_sched_ws_registers_per_thread(device, ws_block_threads(TMA_INNER_BLOCK_X, groups));
     int row_bytes_held =
         ws_rows_in_registers(view, &problem, &buffers, TMA_INNER_BLOCK_X, unroll, false, registers);
     memset(params, 0, sizeof *params);
@@ -3978,8 +3989,7 @@ static fv_status persistent_launch(const fv_segment_view *view, const fv_schedul
     shape->cluster = cluster > 1 ? (int)cluster : 0;
     shape->grid[1] = shape->grid[2] = 1;
     shape->block[0] = launch_block_x(params, kind);
-    shape->block[1] = params->block_y +
-                      (form->warp_specialized && !producer_on_x(params, kind) ? 1 : 0);
+    shape->block[1] = launch_threads(params, kind) / shape->block[0];
     shape->block[2] = 1;
     shape->dynamic_shared_bytes = params->extra[EXTRA_SHARED_BYTES];
     if (form->inner_outer) {

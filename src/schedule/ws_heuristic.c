@@ -156,21 +156,18 @@ static void judge(const search_state *s, int compute_registers, bool any_weight_
                  "one stage: no room for a second row slot in shared memory");
         return;
     }
-    int partials = fv_sched_ws_registers_for(s->problem, s->problem->partial_bytes, s->bdimx);
-    if (s->bdimy == 1 && s->gmem_to_regs) {
-        int left = compute_registers - partials -
-                   fv_sched_ws_registers_for(s->problem, s->problem->noncircular_bytes, s->bdimx);
-        if (left < 64) {
-            params->good = false;
-            snprintf(params->why_not_good, sizeof params->why_not_good,
-                     "one compute group with the weight in registers leaves %d registers (< 64)",
-                     left);
-        }
-    } else if (s->bdimy == 1 && any_weight_place && compute_registers - partials < 64) {
+    int weight = s->gmem_to_regs
+                     ? fv_sched_ws_registers_for(s->problem, s->problem->noncircular_bytes, s->bdimx)
+                     : 0;
+    int left = compute_registers - weight -
+               fv_sched_ws_registers_for(s->problem, s->problem->partial_bytes, s->bdimx);
+    if (s->bdimy == 1 && (s->gmem_to_regs || any_weight_place) && left < 64) {
         params->good = false;
         snprintf(params->why_not_good, sizeof params->why_not_good,
-                 "one compute group leaves %d registers beside the partials (< 64)",
-                 compute_registers - partials);
+                 s->gmem_to_regs
+                     ? "one compute group with the weight in registers leaves %d registers (< 64)"
+                     : "one compute group leaves %d registers beside the partials (< 64)",
+                 left);
     }
 }
 

@@ -749,9 +749,8 @@ fv_status fv_pipeline_run(fv_pipeline *p, const fv_case *c, fv_result *result, d
             fv_plan_free(&plan);
             FV_FAIL(FV_ERR_NOMEM, "out of memory");
         }
-        const fv_scheduler *spilled = NULL;
+        const fv_kernel_plan *spilled = NULL;  /* the first kernel that spills */
         int spill_bytes = 0;
-        bool spilled_not_good = false;
         for (int32_t k = 0; k < plan.kernel_count && status == FV_OK; k++) {
             fv_rt_kernel_resources resources = {0};
             status = prepare_kernel(p, &plan.kernels[k], result, &kernels[k], &resources);
@@ -760,18 +759,19 @@ fv_status fv_pipeline_run(fv_pipeline *p, const fv_case *c, fv_result *result, d
                             plan.kernel_count);
             int spills = resources.spill_store_bytes + resources.spill_load_bytes;
             if (status == FV_OK && spills > 0 && spilled == NULL) {
-                spilled = plan.kernels[k].segment->scheduler;
+                spilled = &plan.kernels[k];
                 spill_bytes = spills;
-                spilled_not_good = plan.kernels[k].params.forced_not_good;
             }
         }
         if (status != FV_OK || spilled == NULL || excluded_count == 7)
             break;
         size_t used = strlen(reason);
         snprintf(reason + used, sizeof reason - used, "%s%s not used: its kernel spills %d bytes%s",
-                 used ? "; " : "", spilled->name, spill_bytes,
-                 spilled_not_good ? " (forced against its heuristic, which judged it not good)" : "");
-        excluded[excluded_count++] = spilled;
+                 used ? "; " : "", spilled->segment->scheduler->name, spill_bytes,
+                 spilled->params.forced_not_good
+                     ? " (forced against its heuristic, which judged it not good)"
+                     : "");
+        excluded[excluded_count++] = spilled->segment->scheduler;
         fv_plan_free(&plan);
     }
     if (status != FV_OK) {
