@@ -74,6 +74,8 @@ enum {
     ROW_PAIR_MAX_ELEMENTS = 48, /* pair_rows: at most this many elements per thread in
                                    the pair (two outer reductions) */
     ROW_PAIR_MAX_SINGLE = 32, /* ... with one outer reduction */
+    STAGE_TWO_LOAD_FLOATS = 32, /* stage_two_rows_per_load: most floats of workspace rows a
+                                   stage-2 thread loads before adding them */
     MAX_ROW_SLOTS = 3,        /* deepen_prefetch's most row slots (4 measured no faster) */
     PREFETCH_BYTES_PER_SM = 32768, /* multi-wave rows in flight per SM under which a third
                                       row slot pays (H200, bench/results/h200-2026-11-22.md:
@@ -3573,6 +3575,97 @@ static bool shared_stage_scratch(const fv_schedule_params *params)
            params->extra[EXTRA_SHARED_BYTES] >= bytes;
 }
 
+/* Workspace rows a stage-2 thread loads before adding any of them: all of
+ * its rows at the kernel's largest grid where STAGE_TWO_LOAD_FLOATS allow,
+ * so that one round trip to L2 brings them.  (A loop unrolled by 4 left a
+ * remainder of dependent loads: LN bwd bf16 16384 x 2048's stage 2 took
+ * 2.2 us of its 61 on an H200.) */
+static int stage_two_rows_per_load(const fv_schedule_params *params, persistent_kind kind,
+                                   int outer_count)
+{
+    int64_t partials_per_block = combine_partials(params, kind) ? 1 : params->block_y;
+    int64_t rows = (int64_t)params->extra[EXTRA_GRID] * partials_per_block;
+    int64_t per_thread = (rows + params->extra[EXTRA_STAGE_Y] - 1) / params->extra[EXTRA_STAGE_Y];
+    int64_t most = STAGE_TWO_LOAD_FLOATS / (outer_count * params->extra[EXTRA_STAGE_VECTOR]);
+    if (per_thread > most)
+        per_thread = most;
+    return per_thread < 1 ? 1 : (int)per_thread;
+}
+
+/* Stage 2's first part: each thread adds its slice of the workspace rows
+ * (rows slice, slice + stage_y, ...) in order, `per_load` rows loaded at a
+ * time for every reduction before any is added. */
+static void emit_stage_two_slices(fv_emitter *e, const persistent_analysis *a, int stage_y,
+                                  int stage_vector, int per_load)
+{
+    char target[48], value[160];
+    for (int r = 0; r < a->outer_count; r++) {
+        fv_codegen_line(e, "float sum%d[%d];", r, stage_vector);
+        fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", stage_vector);
+        fv_codegen_line(e, "    sum%d[lane] = %s;", r, fv_family_reduction_identity(a->outer[r]));
+    }
+    fv_codegen_line(e, "if (column_active) {");
+    fv_codegen_line(e, "    for (long long first = slice; first < partial_rows; first += %d) {",
+                    stage_y * per_load);
+    e->indent += 8;
+    for (int r = 0; r < a->outer_count; r++)
+        fv_codegen_line(e, "float part%d[%d][%d];  // [rows][lanes]", r, per_load, stage_vector);
+    fv_codegen_line(e, "#pragma unroll");
+    fv_codegen_line(e, "for (int k = 0; k < %d; ++k) {", per_load);
+    fv_codegen_line(e, "    const long long p = first + (long long)k * %d;", stage_y);
+    fv_codegen_line(e, "    if (p < partial_rows) {");
+    for (int r = 0; r < a->outer_count; r++)
+        fv_codegen_line(e, "        fv_load_past_l1<%d>(workspace + ((long long)%d * partial_rows + p) * inner + column, part%d[k]);",
+                        stage_vector, r, r);
+    fv_codegen_line(e, "    }");
+    fv_codegen_line(e, "}");
+    fv_codegen_line(e, "#pragma unroll");
+    fv_codegen_line(e, "for (int k = 0; k < %d; ++k) {", per_load);
+    fv_codegen_line(e, "    if (first + (long long)k * %d < partial_rows) {", stage_y);
+    e->indent += 8;
+    for (int r = 0; r < a->outer_count; r++) {
+        fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", stage_vector);
+        snprintf(target, sizeof target, "sum%d[lane]", r);
+        snprintf(value, sizeof value, "part%d[k][lane]", r);
+        e->indent += 4;
+        fv_family_combine(e, a->outer[r], target, value);
+        e->indent -= 4;
+    }
+    e->indent -= 8;
+    fv_codegen_line(e, "    }");
+    fv_codegen_line(e, "}");
+    e->indent -= 8;
+    fv_codegen_line(e, "    }");
+    fv_codegen_line(e, "}");
+}
+
+/* Stage 2's second part, a reduction at a time: the slices' sums go to the
+ * scratch, and each thread adds its column's slices in slice order. */
+static void emit_stage_two_combine(fv_emitter *e, const persistent_analysis *a, int stage_x,
+                                   int stage_y, int stage_vector)
+{
+    char target[48], value[160];
+    for (int r = 0; r < a->outer_count; r++) {
+        const fv_op *op = a->outer[r];
+        fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", stage_vector);
+        fv_codegen_line(e, "    stage_scratch[slice][(thread_index %% %d) * %d + lane] = sum%d[lane];",
+                        stage_x, stage_vector, r);
+        fv_codegen_line(e, "__syncthreads();");
+        fv_codegen_line(e, "float total%d[%d];", r, stage_vector);
+        fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane) {", stage_vector);
+        fv_codegen_line(e, "    total%d[lane] = %s;", r, fv_family_reduction_identity(op));
+        fv_codegen_line(e, "    for (int y = 0; y < %d; ++y)", stage_y);
+        snprintf(target, sizeof target, "total%d[lane]", r);
+        snprintf(value, sizeof value, "stage_scratch[y][(thread_index %% %d) * %d + lane]", stage_x,
+                 stage_vector);
+        e->indent += 8;
+        fv_family_combine(e, op, target, value);
+        e->indent -= 8;
+        fv_codegen_line(e, "}");
+        fv_codegen_line(e, "__syncthreads();");
+    }
+}
+
 /* Stage 2: add the workspace rows up and write the reductions' outputs. */
 static fv_status emit_stage_two(persistent_emit *p)
 {
@@ -3593,54 +3686,9 @@ static fv_status emit_stage_two(persistent_emit *p)
     fv_emitter e;
     FV_TRY(fv_codegen_begin(&e, p->view, stage_vector));
     e.out = &p->stage_two;
-    char target[48], value[160];
-    /* One loop over this thread's slice of the partial rows for every
-     * reduction, unrolled, so that many loads are in flight at once; each
-     * sum still adds its rows in order. */
-    for (int r = 0; r < a->outer_count; r++) {
-        fv_codegen_line(&e, "float sum%d[%d];", r, stage_vector);
-        fv_codegen_line(&e, "for (int lane = 0; lane < %d; ++lane)", stage_vector);
-        fv_codegen_line(&e, "    sum%d[lane] = %s;", r, fv_family_reduction_identity(a->outer[r]));
-    }
-    fv_codegen_line(&e, "if (column_active) {");
-    fv_codegen_line(&e, "    #pragma unroll 4");
-    fv_codegen_line(&e, "    for (long long p = slice; p < partial_rows; p += %d) {", stage_y);
-    e.indent += 8;
-    for (int r = 0; r < a->outer_count; r++) {
-        fv_codegen_line(&e, "float part%d[%d];", r, stage_vector);
-        fv_codegen_line(&e, "fv_load_past_l1<%d>(workspace + ((long long)%d * partial_rows + p) * inner + column, part%d);",
-                        stage_vector, r, r);
-    }
-    for (int r = 0; r < a->outer_count; r++) {
-        fv_codegen_line(&e, "for (int lane = 0; lane < %d; ++lane)", stage_vector);
-        snprintf(target, sizeof target, "sum%d[lane]", r);
-        snprintf(value, sizeof value, "part%d[lane]", r);
-        e.indent += 4;
-        fv_family_combine(&e, a->outer[r], target, value);
-        e.indent -= 4;
-    }
-    e.indent -= 8;
-    fv_codegen_line(&e, "    }");
-    fv_codegen_line(&e, "}");
-    for (int r = 0; r < a->outer_count; r++) {
-        const fv_op *op = a->outer[r];
-        fv_codegen_line(&e, "for (int lane = 0; lane < %d; ++lane)", stage_vector);
-        fv_codegen_line(&e, "    stage_scratch[slice][(thread_index %% %d) * %d + lane] = sum%d[lane];",
-                        stage_x, stage_vector, r);
-        fv_codegen_line(&e, "__syncthreads();");
-        fv_codegen_line(&e, "float total%d[%d];", r, stage_vector);
-        fv_codegen_line(&e, "for (int lane = 0; lane < %d; ++lane) {", stage_vector);
-        fv_codegen_line(&e, "    total%d[lane] = %s;", r, fv_family_reduction_identity(op));
-        fv_codegen_line(&e, "    for (int y = 0; y < %d; ++y)", stage_y);
-        snprintf(target, sizeof target, "total%d[lane]", r);
-        snprintf(value, sizeof value, "stage_scratch[y][(thread_index %% %d) * %d + lane]", stage_x,
-                 stage_vector);
-        e.indent += 8;
-        fv_family_combine(&e, op, target, value);
-        e.indent -= 8;
-        fv_codegen_line(&e, "}");
-        fv_codegen_line(&e, "__syncthreads();");
-    }
+    emit_stage_two_slices(&e, a, stage_y, stage_vector,
+                          stage_two_rows_per_load(p->params, p->kind, a->outer_count));
+    emit_stage_two_combine(&e, a, stage_x, stage_y, stage_vector);
     fv_codegen_line(&e, "if (slice == 0 && column_active) {");
     e.indent += 4;
     for (int r = 0; r < a->outer_count; r++) {
