@@ -1579,9 +1579,6 @@ static void ws_register_split(const fv_device *device, int bdimx, int groups, in
     *compute = raised;
 }
 
-/* Dynamic shared memory of the kernel: per buffered input, stages x unroll
- * row slots of the row capacity; then the row-constant inputs kept in
- * shared memory. */
 /* Bytes of a warp-specialized shared region: `rows` rows of `capacity`
  * elements, 128-byte aligned (bulk copies need 16).  Sizing here and the
  * emitted offsets (emit_ws_before_rows) both use it. */
@@ -1590,6 +1587,9 @@ static int64_t ws_region_bytes(int64_t capacity, size_t element_bytes, int64_t r
     return (capacity * (int64_t)element_bytes * rows + 127) / 128 * 128;
 }
 
+/* Dynamic shared memory of the kernel: per buffered input, stages x unroll
+ * row slots of the row capacity; then the row-constant inputs kept in
+ * shared memory. */
 static int64_t ws_shared_bytes(const buffered_inputs *buffers, int64_t capacity, int stages,
                                int unroll, bool weight_in_registers)
 {
@@ -1810,7 +1810,7 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
     fv_sched_ws_params ws;
     ws_layout layout;
     FV_TRY(ws_heuristic(&problem, &buffers, device, &ws, &layout));
-    int groups = layout.groups, batch = layout.batch, stages = ws.stages;
+    int groups = layout.groups, stages = ws.stages;
     int threads = ws_block_threads(ws.bdimx, groups);
     int64_t tiles = (problem.rows + (int64_t)ws.unroll * groups - 1) / ((int64_t)ws.unroll * groups);
     int grid = tiles < device->sm_count ? (int)tiles : device->sm_count;
@@ -1818,15 +1818,13 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
     params->vector = problem.vector;
     params->block_x = ws.bdimx;
     params->block_y = groups;
-    params->serial = batch;
+    params->serial = layout.batch;
     params->extra[EXTRA_SHARED_BYTES] = (int)layout.shared;
     params->extra[EXTRA_GRID] = grid;
     params->extra[EXTRA_WS_STAGES] = stages;
     params->extra[EXTRA_WS_UNROLL] = ws.unroll;
     params->forced_not_good = !ws.good;
     params->extra[EXTRA_WEIGHT_FLOATS] = ws.gmem_to_regs ? (int)all_row_constants(&buffers) : 0;
-    int start_registers = layout.start_registers, producer_registers = layout.producer_registers,
-        compute_registers = layout.compute_registers;
     int row_bytes_held =
         ws.regs_cached ? ws_rows_in_registers(view, &problem, &buffers, ws.bdimx, ws.unroll,
                                               ws.gmem_to_regs, ws_compute_registers(&layout))
@@ -1834,16 +1832,17 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
     bool rows_in_registers = row_bytes_held > 0;
     params->extra[EXTRA_ROW_FLOATS] = rows_in_registers ? (int)all_buffers(&buffers) : 0;
     params->extra[EXTRA_WS_ROWS_OWN_TYPE] = row_bytes_held == 2;
-    params->extra[EXTRA_WS_PRODUCER_REGISTERS] = producer_registers;
-    params->extra[EXTRA_WS_COMPUTE_REGISTERS] = compute_registers;
-    params->extra[EXTRA_WS_START_REGISTERS] = compute_registers > 0 ? start_registers : 0;
+    params->extra[EXTRA_WS_PRODUCER_REGISTERS] = layout.producer_registers;
+    params->extra[EXTRA_WS_COMPUTE_REGISTERS] = layout.compute_registers;
+    params->extra[EXTRA_WS_START_REGISTERS] =
+        layout.compute_registers > 0 ? layout.start_registers : 0;
     char registers[96];
-    if (compute_registers > 0)
+    if (layout.compute_registers > 0)
         snprintf(registers, sizeof registers, "registers %d -> producer %d, compute %d (setmaxnreg)",
-                 start_registers, producer_registers, compute_registers);
+                 layout.start_registers, layout.producer_registers, layout.compute_registers);
     else
         snprintf(registers, sizeof registers, "%d registers per thread (no setmaxnreg)",
-                 start_registers);
+                 layout.start_registers);
     set_stage_two(params, problem.inner, grid, threads);
     snprintf(params->description, sizeof params->description,
              "warp-specialized inner-outer persistent (TMA): %d compute group%s of %d threads "
@@ -1857,7 +1856,7 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
              : row_bytes_held == 2 ? " (a step's rows read into registers in their own 16-bit type, as float they do not fit, then the stage released)"
              : ws.regs_cached ? " (no room to hold a step's rows in registers as float, and only fp16 rows are held in their own type: the stage is released after them)"
                               : "",
-             batch, problem.vector,
+             layout.batch, problem.vector,
              ws.gmem_to_regs ? "registers" : "shared memory", grid, registers, ws.pass,
              ws.registers_needed, ws.compute_registers,
              ws.register_sharing ? " with register sharing" : "",
@@ -1940,8 +1939,7 @@ static fv_status inner_tma_choose(const fv_segment_view *view, const fv_case *c,
     int64_t outer = problem.rows, inner = problem.inner;
     int vector = problem.vector;
     FV_TRY(inner_tma_check(&buffers, device, inner, vector));
-    int64_t vectors = inner / vector;
-    int64_t batch = (vectors + TMA_INNER_BLOCK_X - 1) / TMA_INNER_BLOCK_X;
+    int batch = ws_batch(&problem, TMA_INNER_BLOCK_X);
     if (batch > TMA_INNER_MAX_BATCH)
         FV_FAIL(FV_ERR_UNSUPPORTED,
                 "TMA inner persistent: %lld vectors per thread at %d threads; nvFuser widens the "
@@ -1949,7 +1947,7 @@ static fv_status inner_tma_choose(const fv_segment_view *view, const fv_case *c,
                 (long long)batch, TMA_INNER_BLOCK_X);
     int groups = TMA_INNER_GROUPS;
     int unroll = outer % 2 == 0 ? 2 : 1;
-    int64_t capacity = batch * TMA_INNER_BLOCK_X * vector;
+    int64_t capacity = (int64_t)batch * TMA_INNER_BLOCK_X * vector;
     int64_t budget = device->shared_per_block_optin - WS_SMALL_STATIC_SHARED;
     int64_t by_rows = outer / ((int64_t)unroll * device->sm_count) / groups * groups;
     int stages = 0;
@@ -2213,6 +2211,14 @@ static bool combine_partials(const fv_schedule_params *params, persistent_kind k
     return kind == KIND_MULTIWAVE && params->block_y > 1 && !clustered(params) &&
            (int64_t)params->extra[EXTRA_SHARED_BYTES] >=
                (int64_t)params->block_y * row_capacity(params) * 4;
+}
+
+/* Workspace partial rows each row group (block, or cluster) writes: one
+ * when its rows' partials are added together first, else one per row
+ * group of the block (or compute group). */
+static int partials_per_group(const fv_schedule_params *params, persistent_kind kind)
+{
+    return combine_partials(params, kind) ? 1 : params->block_y;
 }
 
 /* Row slots per shared buffer (1 when the rows are not prefetched, or are
@@ -3583,8 +3589,7 @@ static bool shared_stage_scratch(const fv_schedule_params *params)
 static int stage_two_rows_per_load(const fv_schedule_params *params, persistent_kind kind,
                                    int outer_count)
 {
-    int64_t partials_per_block = combine_partials(params, kind) ? 1 : params->block_y;
-    int64_t rows = (int64_t)params->extra[EXTRA_GRID] * partials_per_block;
+    int64_t rows = (int64_t)params->extra[EXTRA_GRID] * partials_per_group(params, kind);
     int64_t per_thread = (rows + params->extra[EXTRA_STAGE_Y] - 1) / params->extra[EXTRA_STAGE_Y];
     int64_t most = STAGE_TWO_LOAD_FLOATS / (outer_count * params->extra[EXTRA_STAGE_VECTOR]);
     if (per_thread > most)
@@ -3875,7 +3880,7 @@ static void fill_common(skeleton_fill *fill, const persistent_emit *p, const cha
     fill_text(fill, "PARTIAL_GROUP", p->partial_group);
     fill_text(fill, "PARTIAL_GROUPS", p->partial_groups);
     bool combined = combine_partials(params, p->kind);
-    fill_number(fill, "PARTIALS_PER_GROUP", combined ? 1 : params->block_y);
+    fill_number(fill, "PARTIALS_PER_GROUP", partials_per_group(params, p->kind));
     fill_text(fill, "PARTIAL_IN_GROUP", combined ? "0" : "threadIdx.y");
 }
 
@@ -4043,9 +4048,8 @@ static fv_status persistent_launch(const fv_segment_view *view, const fv_schedul
     if (form->inner_outer) {
         persistent_analysis a;
         FV_TRY(analyze(view, &a));
-        int64_t partials_per_group = combine_partials(params, kind) ? 1 : params->block_y;
-        shape->workspace_bytes =
-            (int64_t)a.outer_count * (shape->grid[0] / cluster) * partials_per_group * inner * 4;
+        shape->workspace_bytes = (int64_t)a.outer_count * (shape->grid[0] / cluster) *
+                                 partials_per_group(params, kind) * inner * 4;
         analysis_free(&a);
         shape->cooperative = true;
     }
