@@ -467,6 +467,68 @@ static fv_status poison_outputs(fv_pipeline *p, const fv_case *c, const fv_case_
     return FV_OK;
 }
 
+enum { REPEAT_CHUNK_BYTES = 64 << 20 }; /* check_repeat_launch downloads this much at a time */
+
+/* Compares `bytes` bytes of output `o` as downloaded after a later launch
+ * (`later`, from byte `offset` of the output) with the first launch's
+ * (`first`); on the first difference, fails `result` naming the output and
+ * the element, and returns false. */
+static bool same_as_first(const fv_case *c, int32_t o, const unsigned char *first,
+                          const unsigned char *later, size_t offset, size_t bytes,
+                          fv_result *result)
+{
+    if (memcmp(first + offset, later, bytes) == 0)
+        return true;
+    int32_t v = c->fusion->outputs[o];
+    size_t element_bytes = fv_dtype_size(c->fusion->values[v].dtype);
+    size_t at = 0;
+    while (at < bytes && first[offset + at] == later[at])
+        at++;
+    char label[40], message[256];
+    fv_ir_value_label(c->fusion, v, label);
+    snprintf(message, sizeof message,
+             "a later launch wrote different outputs: %s differs from the first launch's at "
+             "element %zu (kernels must write the same bits on every launch)",
+             label, (offset + at) / element_bytes);
+    fv_result_fail(result, FV_RESULT_FAIL, "repeat", message);
+    return false;
+}
+
+/* After the timed launches: poisons the outputs, launches the case once
+ * more and compares its outputs bit for bit with the first launch's
+ * (`first`, downloaded before the timing).  A kernel that does not set its
+ * counters back for the next launch, or whose outputs depend on timing (a
+ * race, a sum in an order that changes), fails the case at stage "repeat".
+ * Failure: FV_ERR_CUDA, FV_ERR_NOMEM. */
+static fv_status check_repeat_launch(fv_pipeline *p, const fv_case *c, launch_sequence *sequence,
+                                     void *const *first, fv_result *result)
+{
+    const fv_fusion *fusion = c->fusion;
+    FV_TRY(poison_outputs(p, c, sequence->plan, sequence->buffers));
+    FV_TRY(run_sequence(p->context, sequence));
+    FV_TRY(fv_rt_synchronize(p->context));
+    unsigned char *chunk = malloc(REPEAT_CHUNK_BYTES);
+    FV_CHECK_ALLOC(chunk);
+    fv_status status = FV_OK;
+    bool same = true;
+    for (int32_t o = 0; same && status == FV_OK && o < fusion->output_count; o++) {
+        int32_t v = fusion->outputs[o];
+        fv_rt_device_pointer source =
+            sequence->buffers->of_value[resolve_alias(sequence->plan, v)];
+        size_t bytes = (size_t)fv_case_numel(c, v) * fv_dtype_size(fusion->values[v].dtype);
+        for (size_t offset = 0; same && offset < bytes; offset += REPEAT_CHUNK_BYTES) {
+            size_t length = bytes - offset < REPEAT_CHUNK_BYTES ? bytes - offset
+                                                                 : REPEAT_CHUNK_BYTES;
+            status = fv_rt_copy_to_host(p->context, chunk, source + offset, length);
+            if (status != FV_OK)
+                break;
+            same = same_as_first(c, o, first[o], chunk, offset, length, result);
+        }
+    }
+    free(chunk);
+    return status;
+}
+
 static void summarize_comparisons(const fv_case *c, const fv_comparison *comparisons,
                                   fv_result *result, fv_text *report)
 {
@@ -618,6 +680,9 @@ static fv_status run_on_gpu(fv_pipeline *p, const fv_case *c, const fv_case_plan
     summarize_comparisons(c, comparisons, result, report);
     stage = "timing";
     FV_TRY_GOTO(status, time_case(p, c, &sequence, result, samples, sample_count), done);
+    stage = "repeat";
+    if (result->status == FV_RESULT_PASS) /* a failed comparison keeps its message */
+        FV_TRY_GOTO(status, check_repeat_launch(p, c, &sequence, host, result), done);
     stage = "done";
 done:
     if (status != FV_OK) {
