@@ -320,20 +320,23 @@ static void assert_kernel_lines(char *source, const char *const *lines, const ch
 
 /* LN fwd bf16 16384 x 2048 on an H100 (6 blocks/SM, ~21 rows each): the
  * weight and bias copies are issued before the first row's and waited for
- * while it is in flight; the block's first two row groups are at a stride
- * of the grid, the rest come from semaphores[0]: at the start of each
- * group the leader asks for the one two on, and the answer reaches every
- * thread through shared memory after the group's barrier; the last block
- * to finish sets both counters back to zero.  A backward kernel keeps the
- * stride. */
+ * while it is in flight; the block's first four row groups are at a stride
+ * of the grid, the rest come from semaphores[0]: the leader asks at the
+ * start of each round and stores the answer at the start of the next,
+ * before that round's reduction barriers; every thread reads it at that
+ * round's end, with no barrier of its own; the last block to finish sets
+ * both counters back to zero.  A backward kernel keeps the stride. */
 START_TEST(forward_rows_from_a_counter)
 {
     char *source = generate_one(multiwave_families, NORM_LAYER_FORWARD, FV_BF16, 16384, 2048,
                                 "inner_persistent");
     static const char *const counter[] = {
         "__shared__ long long asked_row_group[2];  // by round parity",
+        "unsigned ticket = 0;",
         "long long row_group = blockIdx.x;  // the one being computed",
         "long long row_group1 = row_group + gridDim.x;  // the next (copies in flight)",
+        "long long later_row_group = row_group1 + gridDim.x;  // then this",
+        "long long last_fixed_row_group = later_row_group + gridDim.x;  // and this",
         "fv_copy_async<8>(cached2 + column, in2 + column);",
         "fv_async_commit();  // waited for after the first rows' copies are issued",
         "const long long fetch_row = row_group * 1 + threadIdx.y;",
@@ -342,16 +345,19 @@ START_TEST(forward_rows_from_a_counter)
         "__syncthreads();  // every thread reads what the others copied",
         "for (int round = 0; row_group * 1 < outer; ++round) {",
         "const long long row_base = row_group * 1;",
-        "if (threadIdx.x == 0 && threadIdx.y == 0)",
+        "if (threadIdx.x == 0 && threadIdx.y == 0) {",
+        "if (round > 0)",
+        "asked_row_group[round & 1] = (long long)4 * gridDim.x + ticket;",
         "ticket = atomicAdd(&semaphores[0], 1u);",
         "const long long fetch_row = row_group1 * 1 + threadIdx.y;",
         "fv_copy_async_if<8>(buffer0_slots + (slot ^ 1) * 2048 + column, fetch0 + column, copy_active);",
         "fv_async_wait<1>();  // this row's copies have landed",
+        "fv_row_sum_group<128, 1>(sums1, reduction_scratch);",
         "slot ^= 1;",
-        "asked_row_group[round & 1] = (long long)2 * gridDim.x + ticket;",
-        "__syncthreads();  // the group the leader asked for is in asked_row_group",
         "row_group = row_group1;",
-        "row_group1 = asked_row_group[round & 1];",
+        "row_group1 = later_row_group;",
+        "later_row_group = round == 0 ? last_fixed_row_group : asked_row_group[round & 1];",
+        "}",
         "fv_async_wait<0>();",
         "__threadfence();  // this block's requests come before its count",
         "if (atomicAdd(&semaphores[1], 1u) == gridDim.x - 1) {",
@@ -430,13 +436,13 @@ START_TEST(row_copies_take_their_form)
                                 "inner_persistent");
     static const char *const refilled[] = {
         "// The first row's copies; each row, once read from the slot, issues the next one's.",
-        "const long long fetch_row = row_group * 1 + threadIdx.y;",
+        "const long long fetch_row = (long long)blockIdx.x * 1 + threadIdx.y;",
         "fv_copy_async_if<8>(buffer0_slots + (0) * 32768 + column, fetch0 + column, copy_active);",
-        "for (int round = 0; row_group * 1 < outer; ++round) {",
+        "for (long long row_base",
         "fv_async_wait<0>();  // this row's copies have landed",
         "fv_load<8>(buffer0 + column, row_floats0[b]);",
         "fv_compiler_fence();",
-        "const long long fetch_row = row_group1 * 1 + threadIdx.y;",
+        "const long long fetch_row = row + row_stride;",
         "fv_copy_async_if<8>(buffer0_slots + (0) * 32768 + column, fetch0 + column, copy_active);",
         "fv_async_commit();",
         "// reduction level 1",

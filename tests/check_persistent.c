@@ -887,10 +887,11 @@ END_TEST
  * rows / 2 blocks where that fills 4 waves or more; a warp per row, rows
  * held as float, 1-2 blocks per SM and rows of an odd length keep one
  * wave. */
-/* Forward blocks of one wave that walk 3 row groups or more take the
- * groups after their first two from a counter, and the launch asks for
- * its two zeroed counters; blocks of two rows, a few rows per block and
- * backward kernels keep the fixed stride and no counters. */
+/* Forward blocks of one wave with block reductions that walk 8 row groups
+ * or more take the groups after their first four from a counter, and the
+ * launch asks for its two zeroed counters; a warp per row, blocks at their
+ * register limit, blocks of two rows, a few rows per block and backward
+ * kernels keep the fixed stride and no counters. */
 START_TEST(forward_rows_from_a_counter)
 {
     static const struct {
@@ -899,9 +900,10 @@ START_TEST(forward_rows_from_a_counter)
         bool counter;
     } expected[] = {
         {{NORM_LAYER_FORWARD, FV_BF16, 2048}, 16384, true},  /* 6 blocks/SM, ~21 rows each */
-        {{NORM_RMS_FORWARD, FV_BF16, 1024}, 16384, true},    /* 4096 groups of 4, 1056 blocks */
-        {{NORM_LAYER_FORWARD, FV_BF16, 32768}, 16384, true}, /* a refilled slot */
+        {{NORM_RMS_FORWARD, FV_BF16, 32768}, 16384, true},   /* 1 block/SM */
         {{NORM_SOFTMAX, FV_F32, 16384}, 16384, true},
+        {{NORM_RMS_FORWARD, FV_BF16, 1024}, 16384, false},   /* a warp per row */
+        {{NORM_LAYER_FORWARD, FV_BF16, 32768}, 16384, false}, /* ~128 of 128 registers */
         {{NORM_RMS_FORWARD, FV_BF16, 4096}, 16384, false},   /* blocks of two rows */
         {{NORM_RMS_FORWARD, FV_BF16, 4096}, 2049, false},    /* 924 blocks: 2-3 rows each */
         {{NORM_LAYER_FORWARD, FV_BF16, 2048}, 216, false},   /* a block per row */
@@ -918,7 +920,8 @@ START_TEST(forward_rows_from_a_counter)
         if (expected[i].counter) {
             int64_t groups = (expected[i].rows + chosen.launch.block[1] - 1) /
                              chosen.launch.block[1];
-            ck_assert_int_ge(groups, 3LL * chosen.launch.grid[0]);
+            ck_assert_int_ge(groups, 8LL * chosen.launch.grid[0]);
+            ck_assert_int_gt(chosen.launch.block[0], 32);
         }
     }
     choose_multiwave(NORM_LAYER_BACKWARD, FV_BF16, 2048, "H100", &chosen);

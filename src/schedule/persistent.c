@@ -76,8 +76,9 @@ enum {
     ROW_PAIR_MAX_SINGLE = 32, /* ... with one outer reduction */
     STAGE_TWO_LOAD_FLOATS = 32, /* stage_two_rows_per_load: most floats of workspace rows a
                                    stage-2 thread loads before adding them */
-    COUNTER_MIN_ROUNDS = 3,   /* rows_from_counter_pays: fewest row groups per block (RMS fwd
-                                 bf16 16384 x 1024 on an H100: 4096 groups, 1056 blocks) */
+    COUNTER_MIN_ROUNDS = 8,   /* rows_from_counter_pays: fewest row groups per block (the
+                                 first 4 or more are at the fixed stride) */
+    COUNTER_REGISTERS = 6,    /* ... and registers the counter's state takes */
     MAX_ROW_SLOTS = 3,        /* deepen_prefetch's most row slots (4 measured no faster) */
     PREFETCH_BYTES_PER_SM = 32768, /* multi-wave rows in flight per SM under which a third
                                       row slot pays (H200, bench/results/h200-2026-11-22.md:
@@ -1426,7 +1427,11 @@ static void held_values_text(const fv_segment_view *view, char *text, size_t siz
 
 /* True if a forward kernel's blocks should take their row groups from a
  * counter (EXTRA_ROWS_FROM_COUNTER): without clusters, when each block of
- * the grid walks COUNTER_MIN_ROUNDS row groups or more.  At a fixed stride
+ * the grid walks COUNTER_MIN_ROUNDS row groups or more, its rows have block
+ * reductions (more than a warp per row: emit_row_order passes the counter's
+ * answers on past their barriers) and its registers leave room for the
+ * counter's state (LN fwd bf16 16384 x 32768, at the 128 of 512-thread
+ * blocks, spilled with it and fell back to the general path).  At a fixed stride
  * every block walks the same number of groups, and the kernel lasts as long
  * as its slowest block: on an H100 the median block of LN / RMS bwd bf16
  * 16384 x 2048 finished its rows 4.4 / 4.9 us before the last, and the slow
@@ -1435,10 +1440,13 @@ static void held_values_text(const fv_segment_view *view, char *text, size_t siz
  * still computed by one block in a fixed order, so the outputs are the
  * same bit for bit; backward kernels keep the stride, as their dw / db
  * partials would add a different set of rows from run to run. */
-static bool rows_from_counter_pays(const fv_schedule_params *params, int64_t outer)
+static bool rows_from_counter_pays(const fv_device *device, const candidate *best,
+                                   const fv_schedule_params *params, int64_t outer)
 {
     int64_t groups = (outer + params->block_y - 1) / params->block_y;
-    return params->extra[EXTRA_CLUSTER] <= 1 &&
+    int threads = params->block_x * params->block_y;
+    return params->extra[EXTRA_CLUSTER] <= 1 && params->block_x > 32 &&
+           best->registers + COUNTER_REGISTERS <= launch_bounds_registers(device, threads) &&
            groups >= (int64_t)COUNTER_MIN_ROUNDS * params->extra[EXTRA_GRID];
 }
 
@@ -1451,7 +1459,8 @@ static fv_status inner_persistent_choose(const fv_segment_view *view, const fv_c
     if (status == FV_OK) {
         int64_t outer, inner;
         fv_sched_canonical_extents(view, c, &outer, &inner);
-        params->extra[EXTRA_ROWS_FROM_COUNTER] = rows_from_counter_pays(params, outer);
+        params->extra[EXTRA_ROWS_FROM_COUNTER] =
+            rows_from_counter_pays(device, &best, params, outer);
         buffered_inputs buffers;
         find_buffered(view, &buffers);
         char placement[256], short_blocks[64], held[192] = "";
@@ -2559,12 +2568,15 @@ static fv_status emit_weight_floats(persistent_emit *p, int32_t value)
  * and row statistics. */
 /* How a forward block walks its row groups (the inner_persistent skeleton's
  * ROW_ORDER, ROW_LOOP, NEXT_ROW_GROUP and AFTER_ROWS): at a fixed stride of
- * the grid, or (rows_from_counter) its first 1 + ahead groups at that
+ * the grid, or (rows_from_counter) its first `ahead` + 3 groups at that
  * stride and the rest from a counter in semaphores[0], in the order the
- * blocks ask.  At the start of each group the block's leader thread asks
- * for the group `ahead` + 1 on; the answer has a whole group's time to come
- * back, and reaches the block's other threads through shared memory at the
- * group's end.  The last block to finish sets the counters back to zero. */
+ * blocks ask.  The block's leader thread asks at the start of each round
+ * and passes the answer on at the start of the next one, through shared
+ * memory (an entry per round parity); the other threads read it at that
+ * round's end, past the barriers of its block reductions, and it becomes
+ * the group `ahead` + 1 after the next one.  So no round waits on the
+ * counter, and no barrier is added.  The last block to finish sets the
+ * counters back to zero for the next launch. */
 static void emit_row_order(persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
@@ -2581,30 +2593,37 @@ static void emit_row_order(persistent_emit *p)
     fv_text_printf(&p->row_order,
                    "// Row groups: each block's first %d at a stride of the grid, then the rest\n"
                    "// from a counter (semaphores[0]) in the order the blocks ask, so that blocks\n"
-                   "// that run faster compute more of them.\n"
+                   "// that run faster compute more of them.  The leader asks in one round and\n"
+                   "// passes the answer on in the next; the block reads it at that round's end.\n"
                    "__shared__ long long asked_row_group[2];  // by round parity\n"
-                   "long long row_group = blockIdx.x;  // the one being computed\n",
-                   ahead + 1);
-    fv_text_printf(&p->row_order,
-                   "long long row_group1 = row_group + gridDim.x;  // the next (copies in flight)\n");
+                   "unsigned ticket = 0;  // the leader's last place in the counter's order\n"
+                   "long long row_group = blockIdx.x;  // the one being computed\n"
+                   "long long row_group1 = row_group + gridDim.x;  // the next (copies in flight)\n",
+                   ahead + 3);
     for (int k = 2; k <= ahead; k++)
         fv_text_printf(&p->row_order, "long long row_group%d = row_group%d + gridDim.x;\n", k,
                        k - 1);
+    fv_text_printf(&p->row_order,
+                   "long long later_row_group = row_group%d + gridDim.x;  // then this\n"
+                   "long long last_fixed_row_group = later_row_group + gridDim.x;  // and this",
+                   ahead);
     fv_text_printf(&p->row_loop,
                    "for (int round = 0; row_group * %d < outer; ++round) {\n"
                    "    const long long row_base = row_group * %d;\n"
-                   "    unsigned ticket = 0;  // the leader's place in the counter's order\n"
-                   "    if (threadIdx.x == 0 && threadIdx.y == 0)\n"
-                   "        ticket = atomicAdd(&semaphores[0], 1u);",
-                   block_y, block_y);
-    fv_text_printf(&p->next_row_group,
-                   "if (threadIdx.x == 0 && threadIdx.y == 0)\n"
-                   "    asked_row_group[round & 1] = (long long)%d * gridDim.x + ticket;\n"
-                   "__syncthreads();  // the group the leader asked for is in asked_row_group\n"
-                   "row_group = row_group1;\n", ahead + 1);
+                   "    if (threadIdx.x == 0 && threadIdx.y == 0) {\n"
+                   "        if (round > 0)  // the last round's answer, read at this round's end\n"
+                   "            asked_row_group[round & 1] = (long long)%d * gridDim.x + ticket;\n"
+                   "        ticket = atomicAdd(&semaphores[0], 1u);\n"
+                   "    }",
+                   block_y, block_y, ahead + 3);
+    fv_text_printf(&p->next_row_group, "row_group = row_group1;\n");
     for (int k = 1; k < ahead; k++)
         fv_text_printf(&p->next_row_group, "row_group%d = row_group%d;\n", k, k + 1);
-    fv_text_printf(&p->next_row_group, "row_group%d = asked_row_group[round & 1];", ahead);
+    fv_text_printf(&p->next_row_group,
+                   "row_group%d = later_row_group;\n"
+                   "// past this round's reduction barriers, which follow the leader's store\n"
+                   "later_row_group = round == 0 ? last_fixed_row_group : asked_row_group[round & 1];",
+                   ahead);
     fv_text_printf(&p->release_rows,
                    "// The last block to finish sets the counters back to zero for the next launch.\n"
                    "if (threadIdx.x == 0 && threadIdx.y == 0) {\n"
