@@ -318,64 +318,41 @@ static void assert_kernel_lines(char *source, const char *const *lines, const ch
     free(source);
 }
 
-/* LN fwd bf16 16384 x 2048 on an H100 (6 blocks/SM, ~21 rows each): the
- * weight and bias copies are issued before the first row's and waited for
- * while it is in flight; the block's first four row groups are at a stride
- * of the grid, the rest come from semaphores[0]: the leader asks at the
- * start of each round and stores the answer at the start of the next,
- * before that round's reduction barriers; every thread reads it at that
- * round's end, with no barrier of its own; the last block to finish sets
- * both counters back to zero.  A backward kernel keeps the stride. */
-START_TEST(forward_rows_from_a_counter)
+/* Row constants copied to shared memory (LN fwd bf16 16384 x 2048 and LN
+ * bwd bf16 16384 x 12288 on an H100): their copies are committed, the
+ * first row's copies issued, and only then the constants waited for (the
+ * newest group, the first row's, may still be in flight) and the block
+ * barrier passed; the first row no longer waits for the constants' round
+ * trip before its copies start. */
+START_TEST(first_rows_overlap_the_row_constants)
 {
-    char *source = generate_one(multiwave_families, NORM_LAYER_FORWARD, FV_BF16, 16384, 2048,
-                                "inner_persistent");
-    static const char *const counter[] = {
-        "__shared__ long long asked_row_group[2];  // by round parity",
-        "unsigned ticket = 0;",
-        "long long row_group = blockIdx.x;  // the one being computed",
-        "long long row_group1 = row_group + gridDim.x;  // the next (copies in flight)",
-        "long long later_row_group = row_group1 + gridDim.x;  // then this",
-        "long long last_fixed_row_group = later_row_group + gridDim.x;  // and this",
+    static const char *const forward[] = {
+        "fv_copy_async<8>(cached1 + column, in1 + column);",
         "fv_copy_async<8>(cached2 + column, in2 + column);",
         "fv_async_commit();  // waited for after the first rows' copies are issued",
-        "const long long fetch_row = row_group * 1 + threadIdx.y;",
+        "// The first row's copies; each row then issues the next one's.",
+        "fv_copy_async_if<8>(buffer0_slots + (0) * 2048 + column, fetch0 + column, copy_active);",
         "fv_async_commit();",
         "fv_async_wait<1>();  // the row constants have landed; the first rows' copies may not have",
         "__syncthreads();  // every thread reads what the others copied",
-        "for (int round = 0; row_group * 1 < outer; ++round) {",
-        "const long long row_base = row_group * 1;",
-        "if (threadIdx.x == 0 && threadIdx.y == 0) {",
-        "if (round > 0)",
-        "asked_row_group[round & 1] = (long long)4 * gridDim.x + ticket;",
-        "ticket = atomicAdd(&semaphores[0], 1u);",
-        "const long long fetch_row = row_group1 * 1 + threadIdx.y;",
-        "fv_copy_async_if<8>(buffer0_slots + (slot ^ 1) * 2048 + column, fetch0 + column, copy_active);",
-        "fv_async_wait<1>();  // this row's copies have landed",
-        "fv_row_sum_group<128, 1>(sums1, reduction_scratch);",
-        "slot ^= 1;",
-        "row_group = row_group1;",
-        "row_group1 = later_row_group;",
-        "later_row_group = round == 0 ? last_fixed_row_group : asked_row_group[round & 1];",
-        "}",
-        "fv_async_wait<0>();",
-        "__threadfence();  // this block's requests come before its count",
-        "if (atomicAdd(&semaphores[1], 1u) == gridDim.x - 1) {",
-        "atomicExch(&semaphores[0], 0u);",
-        "atomicExch(&semaphores[1], 0u);",
-        NULL,
-    };
-    assert_kernel_lines(source, counter, "row_stride");
-
-    source = generate_one(multiwave_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 2048,
-                          "inner_outer_persistent");
-    static const char *const stride[] = {
-        "const long long row_stride = (long long)gridDim.x * 1;",
         "for (long long row_base = (long long)blockIdx.x * 1; row_base < outer;",
-        "row_base += row_stride) {",
         NULL,
     };
-    assert_kernel_lines(source, stride, "semaphores[0]");
+    assert_kernel_lines(generate_one(multiwave_families, NORM_LAYER_FORWARD, FV_BF16, 16384,
+                                     2048, "inner_persistent"),
+                        forward, "fv_async_wait<0>();\n    __syncthreads();");
+    static const char *const backward[] = {
+        "fv_async_commit();  // waited for after the first rows' copies are issued",
+        "fv_copy_async_if<8>(buffer1_slots + (0) * 12288 + column, fetch1 + column, copy_active);",
+        "fv_async_commit();",
+        "fv_async_wait<1>();  // the row constants have landed; the first rows' copies may not have",
+        "__syncthreads();  // every thread reads what the others copied",
+        "for (long long row_base",
+        NULL,
+    };
+    assert_kernel_lines(generate_one(multiwave_families, NORM_LAYER_BACKWARD, FV_BF16, 16384,
+                                     12288, "inner_outer_persistent"),
+                        backward, "fv_async_wait<0>();\n    __syncthreads();");
 }
 END_TEST
 
@@ -889,7 +866,7 @@ static Suite *codegen_suite(void)
     tcase_add_test(tcase, norm_backward_is_one_persistent_kernel);
     tcase_add_test(tcase, partials_added_over_a_cluster);
     tcase_add_test(tcase, row_copies_take_their_form);
-    tcase_add_test(tcase, forward_rows_from_a_counter);
+    tcase_add_test(tcase, first_rows_overlap_the_row_constants);
     tcase_add_test(tcase, warp_specialized_kernel_structure);
     tcase_add_test(tcase, warp_specialized_stage_in_registers);
     tcase_add_test(tcase, tma_inner_persistent_kernel_structure);

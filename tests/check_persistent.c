@@ -811,12 +811,6 @@ START_TEST(oversized_rows_fall_back)
 }
 END_TEST
 
-/* Whether a forward choice takes its row groups from a counter. */
-static bool rows_from_counter(const choice *chosen)
-{
-    return strstr(chosen->params.description, "row groups from a counter") != NULL;
-}
-
 /* The inner-persistent choice on `device_name` for `kind` at rows x hidden. */
 static void choose_forward(norm_kind kind, fv_dtype dtype, int64_t rows, int64_t hidden,
                            const char *device_name, choice *chosen)
@@ -887,49 +881,6 @@ END_TEST
  * rows / 2 blocks where that fills 4 waves or more; a warp per row, rows
  * held as float, 1-2 blocks per SM and rows of an odd length keep one
  * wave. */
-/* Forward blocks of one wave with block reductions that walk 8 row groups
- * or more take the groups after their first four from a counter, and the
- * launch asks for its two zeroed counters; a warp per row, blocks at their
- * register limit, blocks of two rows, a few rows per block and backward
- * kernels keep the fixed stride and no counters. */
-START_TEST(forward_rows_from_a_counter)
-{
-    static const struct {
-        forward_shape shape;
-        int64_t rows;
-        bool counter;
-    } expected[] = {
-        {{NORM_LAYER_FORWARD, FV_BF16, 2048}, 16384, true},  /* 6 blocks/SM, ~21 rows each */
-        {{NORM_RMS_FORWARD, FV_BF16, 32768}, 16384, true},   /* 1 block/SM */
-        {{NORM_SOFTMAX, FV_F32, 16384}, 16384, true},
-        {{NORM_RMS_FORWARD, FV_BF16, 1024}, 16384, false},   /* a warp per row */
-        {{NORM_LAYER_FORWARD, FV_BF16, 32768}, 16384, false}, /* ~128 of 128 registers */
-        {{NORM_RMS_FORWARD, FV_BF16, 4096}, 16384, false},   /* blocks of two rows */
-        {{NORM_RMS_FORWARD, FV_BF16, 4096}, 2049, false},    /* 924 blocks: 2-3 rows each */
-        {{NORM_LAYER_FORWARD, FV_BF16, 2048}, 216, false},   /* a block per row */
-    };
-    choice chosen;
-    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
-        const forward_shape *shape = &expected[i].shape;
-        choose_forward(shape->kind, shape->dtype, expected[i].rows, shape->hidden, "H100",
-                       &chosen);
-        ck_assert_msg(rows_from_counter(&chosen) == expected[i].counter, "%lld x %lld: %s",
-                      (long long)expected[i].rows, (long long)shape->hidden,
-                      chosen.params.description);
-        ck_assert_int_eq(chosen.launch.semaphore_count, expected[i].counter ? 2 : 0);
-        if (expected[i].counter) {
-            int64_t groups = (expected[i].rows + chosen.launch.block[1] - 1) /
-                             chosen.launch.block[1];
-            ck_assert_int_ge(groups, 8LL * chosen.launch.grid[0]);
-            ck_assert_int_gt(chosen.launch.block[0], 32);
-        }
-    }
-    choose_multiwave(NORM_LAYER_BACKWARD, FV_BF16, 2048, "H100", &chosen);
-    ck_assert(!rows_from_counter(&chosen));
-    ck_assert_int_eq(chosen.launch.semaphore_count, 0);
-}
-END_TEST
-
 START_TEST(forward_blocks_of_two_rows)
 {
     static const forward_shape two_rows[] = {
@@ -1463,7 +1414,6 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, forward_norms_are_inner_persistent);
     tcase_add_test(tcase, forward_rows_held_as_float_in_one_wave);
     tcase_add_test(tcase, forward_blocks_of_two_rows);
-    tcase_add_test(tcase, forward_rows_from_a_counter);
     tcase_add_test(tcase, softmax_keeps_exp_where_rows_are_issue_bound);
     tcase_add_test(tcase, odd_rows_copy_aligned_spans);
     tcase_add_test(tcase, forward_rows_refill_one_slot_for_the_cache);

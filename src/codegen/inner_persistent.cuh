@@ -1,7 +1,6 @@
 // inner_persistent.cuh: skeleton of the inner-persistent family (forward
 // norms, softmax).  Groups of @BLOCK_X@ threads own a row each (@BLOCK_Y@
-// rows per block; blocks stride over the row groups, or take them from a
-// counter after their first few).  A thread copies its @BATCH@
+// rows per block, blocks striding over rows).  A thread copies its @BATCH@
 // slices of @VECTOR@ elements of the row's inputs once, into shared memory
 // (cp.async, the next row's copies in flight while this row is computed;
 // rows of an odd length as the aligned 16-byte chunks that hold them, read
@@ -14,10 +13,11 @@ extern "C" __global__ void __launch_bounds__(@THREADS@, @MIN_BLOCKS@) @KERNEL_NA
 {
     extern __shared__ __align__(16) unsigned char row_buffers[];
     __shared__ float reduction_scratch[@BLOCK_Y@ * @SCRATCH_PER_ROW@];
-    @ROW_ORDER@
+    const long long row_stride = (long long)gridDim.x * @BLOCK_Y@;
     int slot = 0;
     @BEFORE_ROWS@
-    @ROW_LOOP@
+    for (long long row_base = (long long)blockIdx.x * @BLOCK_Y@; row_base < outer;
+         row_base += row_stride) {
         const long long row = row_base + threadIdx.y;
         const bool row_active = row < outer;
         const long long safe_row = row_active ? row : 0;
@@ -29,8 +29,6 @@ extern "C" __global__ void __launch_bounds__(@THREADS@, @MIN_BLOCKS@) @KERNEL_NA
             @EPILOGUE@
         }
         @NEXT_SLOT@
-        @NEXT_ROW_GROUP@
     }
     fv_async_wait<0>();
-    @AFTER_ROWS@
 }

@@ -76,9 +76,6 @@ enum {
     ROW_PAIR_MAX_SINGLE = 32, /* ... with one outer reduction */
     STAGE_TWO_LOAD_FLOATS = 32, /* stage_two_rows_per_load: most floats of workspace rows a
                                    stage-2 thread loads before adding them */
-    COUNTER_MIN_ROUNDS = 8,   /* rows_from_counter_pays: fewest row groups per block (the
-                                 first 4 or more are at the fixed stride) */
-    COUNTER_REGISTERS = 6,    /* ... and registers the counter's state takes */
     MAX_ROW_SLOTS = 3,        /* deepen_prefetch's most row slots (4 measured no faster) */
     PREFETCH_BYTES_PER_SM = 32768, /* multi-wave rows in flight per SM under which a third
                                       row slot pays (H200, bench/results/h200-2026-11-22.md:
@@ -373,9 +370,6 @@ enum {
                               that add their outer partials together through distributed
                               shared memory before the workspace (each block a share of the
                               columns; partial_cluster_blocks); 0: none */
-    EXTRA_ROWS_FROM_COUNTER, /* forward: 1 if blocks take their row groups after the first
-                                few from a counter in device memory, in the order they ask
-                                (rows_from_counter), instead of at a fixed stride */
 };
 
 typedef struct buffered_inputs {
@@ -1425,31 +1419,6 @@ static void held_values_text(const fv_segment_view *view, char *text, size_t siz
                              "the epilogue", labels);
 }
 
-/* True if a forward kernel's blocks should take their row groups from a
- * counter (EXTRA_ROWS_FROM_COUNTER): without clusters, when each block of
- * the grid walks COUNTER_MIN_ROUNDS row groups or more, its rows have block
- * reductions (more than a warp per row: emit_row_order passes the counter's
- * answers on past their barriers) and its registers leave room for the
- * counter's state (LN fwd bf16 16384 x 32768, at the 128 of 512-thread
- * blocks, spilled with it and fell back to the general path).  At a fixed stride
- * every block walks the same number of groups, and the kernel lasts as long
- * as its slowest block: on an H100 the median block of LN / RMS bwd bf16
- * 16384 x 2048 finished its rows 4.4 / 4.9 us before the last, and the slow
- * blocks stayed slow from launch to launch (bench/results/h100-2026-11-27.md).
- * From a counter, blocks that run faster take more groups.  Each row is
- * still computed by one block in a fixed order, so the outputs are the
- * same bit for bit; backward kernels keep the stride, as their dw / db
- * partials would add a different set of rows from run to run. */
-static bool rows_from_counter_pays(const fv_device *device, const candidate *best,
-                                   const fv_schedule_params *params, int64_t outer)
-{
-    int64_t groups = (outer + params->block_y - 1) / params->block_y;
-    int threads = params->block_x * params->block_y;
-    return params->extra[EXTRA_CLUSTER] <= 1 && params->block_x > 32 &&
-           best->registers + COUNTER_REGISTERS <= launch_bounds_registers(device, threads) &&
-           groups >= (int64_t)COUNTER_MIN_ROUNDS * params->extra[EXTRA_GRID];
-}
-
 static fv_status inner_persistent_choose(const fv_segment_view *view, const fv_case *c,
                                          const fv_device *device, fv_schedule_params *params)
 {
@@ -1457,10 +1426,6 @@ static fv_status inner_persistent_choose(const fv_segment_view *view, const fv_c
     fv_text considered = {0};
     fv_status status = search(view, c, device, 0, 1, params, &best, &considered);
     if (status == FV_OK) {
-        int64_t outer, inner;
-        fv_sched_canonical_extents(view, c, &outer, &inner);
-        params->extra[EXTRA_ROWS_FROM_COUNTER] =
-            rows_from_counter_pays(device, &best, params, outer);
         buffered_inputs buffers;
         find_buffered(view, &buffers);
         char placement[256], short_blocks[64], held[192] = "";
@@ -1471,13 +1436,10 @@ static fv_status inner_persistent_choose(const fv_segment_view *view, const fv_c
             held_values_text(view, held, sizeof held);
         snprintf(params->description, sizeof params->description,
                  "inner persistent: %d x %d threads, batch %d of %d-element vectors, %s%s, ~%d "
-                 "registers, %d blocks/SM (limited by %s)%s%s",
+                 "registers, %d blocks/SM (limited by %s)%s",
                  best.block_x, best.block_y, best.batch, params->vector, placement, held,
                  best.registers, best.blocks_per_sm, best.limit,
-                 best.grid > best.blocks_per_sm * device->sm_count ? short_blocks : "",
-                 params->extra[EXTRA_ROWS_FROM_COUNTER]
-                     ? ", row groups from a counter (faster blocks take more)"
-                     : "");
+                 best.grid > best.blocks_per_sm * device->sm_count ? short_blocks : "");
     }
     fv_text_free(&considered);
     return status;
@@ -2098,7 +2060,6 @@ typedef struct persistent_emit {
     fv_text accumulate, group_sum; /* grouped: a pass's row accumulation, its group reductions */
     int scratch_per_row;        /* floats of reduction scratch per row of the block */
     fv_text cluster_setup;      /* multi-wave in clusters: the block's place in its cluster */
-    fv_text row_order, row_loop, next_row_group, release_rows; /* forward: emit_row_order */
     char next_slot[80];         /* the statement that moves `slot` on after each row */
     char stage_scratch[160];    /* the declaration of stage 2's shared scratch */
     char partial_group[40];     /* which workspace row group is this block's, and how many */
@@ -2150,47 +2111,6 @@ static const char *row_group(const fv_schedule_params *params)
 static const char *row_groups(const fv_schedule_params *params)
 {
     return clustered(params) ? "cluster_count" : "gridDim.x";
-}
-
-/* True if the blocks take their row groups from a counter (forward kernels
- * with EXTRA_ROWS_FROM_COUNTER; emit_row_order). */
-static bool rows_from_counter(persistent_kind kind, const fv_schedule_params *params)
-{
-    return kind == KIND_INNER && params->extra[EXTRA_ROWS_FROM_COUNTER] != 0;
-}
-
-/* Row groups a block must know beyond the one it computes: those whose
- * copies are in flight (row slots - 1), and at least the next one (row
- * statistics loaded a row ahead, a refilled slot's next row). */
-static int row_groups_ahead(const fv_schedule_params *params)
-{
-    int slots = params->extra[EXTRA_SLOTS] > 1 ? params->extra[EXTRA_SLOTS] : 1;
-    return slots - 1 > 1 ? slots - 1 : 1;
-}
-
-/* The expression for this thread's row in the row group `ahead` groups
- * after the current one (0: the current one); `first`: before the row loop,
- * where the current group is the block's first. */
-static void ahead_row(persistent_kind kind, const fv_schedule_params *params, int ahead,
-                      bool first, char *out, size_t size)
-{
-    if (rows_from_counter(kind, params)) {
-        char suffix[16] = "";
-        if (ahead > 0)
-            snprintf(suffix, sizeof suffix, "%d", ahead);
-        snprintf(out, size, "row_group%s * %d + threadIdx.y", suffix, params->block_y);
-        return;
-    }
-    char later[32] = "";
-    if (ahead == 1 && !first)
-        snprintf(later, sizeof later, " + row_stride");
-    else if (ahead > 0)
-        snprintf(later, sizeof later, " + %d * row_stride", ahead);
-    if (first)
-        snprintf(out, size, "(long long)%s * %d + threadIdx.y%s", row_group(params),
-                 params->block_y, later);
-    else
-        snprintf(out, size, "row%s", later);
 }
 
 /* The loop over a thread's batch of slices of the row (in clusters, of the
@@ -2566,79 +2486,13 @@ static fv_status emit_weight_floats(persistent_emit *p, int32_t value)
 /* Before the row loop: the shared buffers' slots, the row-constant inputs
  * copied once per block (or held in registers), and the first row's copies
  * and row statistics. */
-/* How a forward block walks its row groups (the inner_persistent skeleton's
- * ROW_ORDER, ROW_LOOP, NEXT_ROW_GROUP and AFTER_ROWS): at a fixed stride of
- * the grid, or (rows_from_counter) its first `ahead` + 3 groups at that
- * stride and the rest from a counter in semaphores[0], in the order the
- * blocks ask.  The block's leader thread asks at the start of each round
- * and passes the answer on at the start of the next one, through shared
- * memory (an entry per round parity); the other threads read it at that
- * round's end, past the barriers of its block reductions, and it becomes
- * the group `ahead` + 1 after the next one.  So no round waits on the
- * counter, and no barrier is added.  The last block to finish sets the
- * counters back to zero for the next launch. */
-static void emit_row_order(persistent_emit *p)
-{
-    const fv_schedule_params *params = p->params;
-    int block_y = params->block_y;
-    if (!rows_from_counter(p->kind, params)) {
-        fv_text_printf(&p->row_order, "const long long row_stride = (long long)gridDim.x * %d;",
-                       block_y);
-        fv_text_printf(&p->row_loop,
-                       "for (long long row_base = (long long)blockIdx.x * %d; row_base < outer;\n"
-                       "     row_base += row_stride) {", block_y);
-        return;
-    }
-    int ahead = row_groups_ahead(params);
-    fv_text_printf(&p->row_order,
-                   "// Row groups: each block's first %d at a stride of the grid, then the rest\n"
-                   "// from a counter (semaphores[0]) in the order the blocks ask, so that blocks\n"
-                   "// that run faster compute more of them.  The leader asks in one round and\n"
-                   "// passes the answer on in the next; the block reads it at that round's end.\n"
-                   "__shared__ long long asked_row_group[2];  // by round parity\n"
-                   "unsigned ticket = 0;  // the leader's last place in the counter's order\n"
-                   "long long row_group = blockIdx.x;  // the one being computed\n"
-                   "long long row_group1 = row_group + gridDim.x;  // the next (copies in flight)\n",
-                   ahead + 3);
-    for (int k = 2; k <= ahead; k++)
-        fv_text_printf(&p->row_order, "long long row_group%d = row_group%d + gridDim.x;\n", k,
-                       k - 1);
-    fv_text_printf(&p->row_order,
-                   "long long later_row_group = row_group%d + gridDim.x;  // then this\n"
-                   "long long last_fixed_row_group = later_row_group + gridDim.x;  // and this",
-                   ahead);
-    fv_text_printf(&p->row_loop,
-                   "for (int round = 0; row_group * %d < outer; ++round) {\n"
-                   "    const long long row_base = row_group * %d;\n"
-                   "    if (threadIdx.x == 0 && threadIdx.y == 0) {\n"
-                   "        if (round > 0)  // the last round's answer, read at this round's end\n"
-                   "            asked_row_group[round & 1] = (long long)%d * gridDim.x + ticket;\n"
-                   "        ticket = atomicAdd(&semaphores[0], 1u);\n"
-                   "    }",
-                   block_y, block_y, ahead + 3);
-    fv_text_printf(&p->next_row_group, "row_group = row_group1;\n");
-    for (int k = 1; k < ahead; k++)
-        fv_text_printf(&p->next_row_group, "row_group%d = row_group%d;\n", k, k + 1);
-    fv_text_printf(&p->next_row_group,
-                   "row_group%d = later_row_group;\n"
-                   "// past this round's reduction barriers, which follow the leader's store\n"
-                   "later_row_group = round == 0 ? last_fixed_row_group : asked_row_group[round & 1];",
-                   ahead);
-    fv_text_printf(&p->release_rows,
-                   "// The last block to finish sets the counters back to zero for the next launch.\n"
-                   "if (threadIdx.x == 0 && threadIdx.y == 0) {\n"
-                   "    __threadfence();  // this block's requests come before its count\n"
-                   "    if (atomicAdd(&semaphores[1], 1u) == gridDim.x - 1) {\n"
-                   "        atomicExch(&semaphores[0], 0u);\n"
-                   "        atomicExch(&semaphores[1], 0u);\n"
-                   "    }\n"
-                   "}");
-}
-
 /* Waits for the row-constant copies to shared memory, the oldest group,
  * while the `newer_groups` groups of the first rows' copies (issued after
  * them, so that both wait on device memory at once) stay in flight; then a
- * block barrier, as every thread reads entries that others copied. */
+ * block barrier, as every thread reads entries that others copied.  Issued
+ * before the wait, the first rows' copies no longer queue behind the
+ * constants' round trip: on an H200 the forward norms in bf16 at 16384 x
+ * 1024-8192 ran 1.1-3.1% faster (bench/results/h200-2026-11-27.md). */
 static void emit_cached_wait(persistent_emit *p, int newer_groups)
 {
     if (newer_groups > 0)
@@ -2743,8 +2597,11 @@ static fv_status emit_before_rows(persistent_emit *p)
             fv_codegen_line(e, "// The first %d rows' copies; each row then issues those of the "
                             "row %d ahead.", first_rows, first_rows);
         for (int ahead = 0; ahead < first_rows; ahead++) {
-            char first_row[128], slot[16];
-            ahead_row(p->kind, params, ahead, true, first_row, sizeof first_row);
+            char first_row[128], slot[16], later[32] = "";
+            if (ahead > 0)
+                snprintf(later, sizeof later, " + %d * row_stride", ahead);
+            snprintf(first_row, sizeof first_row, "(long long)%s * %d + threadIdx.y%s",
+                     row_group(params), params->block_y, later);
             snprintf(slot, sizeof slot, "%d", ahead);
             emit_fetch(p, first_row, slot);
         }
@@ -2760,9 +2617,8 @@ static fv_status emit_before_rows(persistent_emit *p)
         char label[40];
         fv_ir_value_label(fusion, v, label);
         fv_codegen_line(e, "// %s: loaded one row ahead", label);
-        char first_row[128];
-        ahead_row(p->kind, params, 0, true, first_row, sizeof first_row);
-        fv_codegen_line(e, "const long long first_row%d = %s;", (int)v, first_row);
+        fv_codegen_line(e, "const long long first_row%d = (long long)%s * %d + threadIdx.y;",
+                        (int)v, row_group(params), params->block_y);
         fv_codegen_line(e, "auto row_next%d = in%d[first_row%d < outer ? first_row%d : 0];", (int)v,
                         position, (int)v, (int)v);
         char source[40];
@@ -2795,17 +2651,17 @@ static void emit_slot_pointer(persistent_emit *p, const char *name, int32_t valu
  * next row into the other slot with two, else into the last row's slot. */
 static void emit_fetch_ahead(persistent_emit *p, int slots)
 {
-    char fetch_row[128], free_slot[64];
-    ahead_row(p->kind, p->params, slots - 1, false, fetch_row, sizeof fetch_row);
     if (slots == 2) {
         fv_codegen_line(&p->e, "// The next row's copies, in flight while this row is computed.");
-        emit_fetch(p, fetch_row, "slot ^ 1");
+        emit_fetch(p, "row + row_stride", "slot ^ 1");
         return;
     }
+    char ahead_row[64], free_slot[64];
+    snprintf(ahead_row, sizeof ahead_row, "row + %d * row_stride", slots - 1);
     snprintf(free_slot, sizeof free_slot, "slot == 0 ? %d : slot - 1", slots - 1);
     fv_codegen_line(&p->e, "// The copies of the row %d ahead, into the last row's slot.",
                     slots - 1);
-    emit_fetch(p, fetch_row, free_slot);
+    emit_fetch(p, ahead_row, free_slot);
 }
 
 /* At the start of each row: take the prefetched row statistics, point the
@@ -2821,15 +2677,13 @@ static void emit_row_start(persistent_emit *p)
     e->out = &p->row_start;
     int slots = row_slots(params);
     bool any_shared = false;
-    char next_row[128];
-    ahead_row(p->kind, params, 1, false, next_row, sizeof next_row);
     for (int32_t i = 0; i < fusion->input_count; i++) {
         int32_t v = fusion->inputs[i];
         if (!is_row_input(p->view, v) || stat_in_shared(p, v))
             continue;
         fv_codegen_line(e, "const auto row_value%d = row_next%d;", (int)v, (int)v);
-        fv_codegen_line(e, "row_next%d = in%d[%s < outer ? %s : 0];", (int)v,
-                        fv_codegen_input_position(fusion, v), next_row, next_row);
+        fv_codegen_line(e, "row_next%d = in%d[row + row_stride < outer ? row + row_stride : 0];",
+                        (int)v, fv_codegen_input_position(fusion, v));
     }
     for (int i = 0; i < p->buffers.count; i++) {
         if (!buffer_in_shared(params, i))
@@ -2911,9 +2765,7 @@ static void emit_load_row(persistent_emit *p)
          * compiler's order matters: the reads stay before the copies. */
         fv_codegen_line(e, "// The slot is read: the next row's copies, in flight while this row is computed.");
         fv_codegen_line(e, "fv_compiler_fence();");
-        char next_row[128];
-        ahead_row(p->kind, params, 1, false, next_row, sizeof next_row);
-        emit_fetch(p, next_row, "0");
+        emit_fetch(p, "row + row_stride", "0");
     }
 }
 
@@ -3892,8 +3744,7 @@ static void free_emit(persistent_emit *p)
     fv_text *texts[] = {&p->before_rows, &p->row_start, &p->fetch, &p->prologue, &p->load,
                         &p->stages, &p->epilogue, &p->partials, &p->write_partials,
                         &p->stage_two, &p->parameters, &p->cluster_setup, &p->accumulate,
-                        &p->group_sum, &p->grouped_rows, &p->row_order, &p->row_loop,
-                        &p->next_row_group, &p->release_rows};
+                        &p->group_sum, &p->grouped_rows};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
         fv_text_free(texts[i]);
 }
@@ -3970,11 +3821,6 @@ static fv_status emit_sections(persistent_emit *p)
         emit_ws_load_step(p);
     } else {
         FV_TRY(set_register_buffer_lines(p));
-        emit_row_order(p);
-        FV_TRY(fv_text_status(&p->row_order));
-        FV_TRY(fv_text_status(&p->row_loop));
-        FV_TRY(fv_text_status(&p->next_row_group));
-        FV_TRY(fv_text_status(&p->release_rows));
         FV_TRY(emit_before_rows(p));
         emit_row_start(p);
     }
@@ -4036,9 +3882,6 @@ static void fill_common(skeleton_fill *fill, const persistent_emit *p, const cha
     fill_text(fill, "BEFORE_ROWS", fv_text_str(&p->before_rows));
     fill_text(fill, "ROW_START", fv_text_str(&p->row_start));
     fill_text(fill, "NEXT_SLOT", p->next_slot);
-    fill_text(fill, "ROW_ORDER", fv_text_str(&p->row_order));
-    fill_text(fill, "ROW_LOOP", fv_text_str(&p->row_loop));
-    fill_text(fill, "NEXT_ROW_GROUP", fv_text_str(&p->next_row_group));
     fill_text(fill, "ROW_PROLOGUE", fv_text_str(&p->prologue));
     fill_text(fill, "EPILOGUE", fv_text_str(&p->epilogue));
     fill_text(fill, "PARTIALS", fv_text_str(&p->partials));
@@ -4151,8 +3994,7 @@ static fv_status persistent_emit_kernel(const fv_segment_view *view,
         if (forms[kind].inner_outer)
             status = fv_codegen_fill(fv_skeleton_inner_outer_stage_two, fill.names,
                                      fill.sections, fill.count, &stage_two);
-        fill_text(&fill, "AFTER_ROWS",
-                  forms[kind].inner_outer ? fv_text_str(&stage_two) : fv_text_str(&p.release_rows));
+        fill_text(&fill, "AFTER_ROWS", fv_text_str(&stage_two));
         if (status == FV_OK && fill.overflowed)
             status = fv_error_raise(FV_ERR_INTERNAL, __FILE__, __LINE__,
                                     "kernel %s has more than %d skeleton sections", kernel_name,
@@ -4219,8 +4061,6 @@ static fv_status persistent_launch(const fv_segment_view *view, const fv_schedul
     shape->block[1] = launch_threads(params, kind) / shape->block[0];
     shape->block[2] = 1;
     shape->dynamic_shared_bytes = params->extra[EXTRA_SHARED_BYTES];
-    if (rows_from_counter(kind, params))
-        shape->semaphore_count = 2; /* the row-group counter and the blocks done */
     if (form->inner_outer) {
         persistent_analysis a;
         FV_TRY(analyze(view, &a));
