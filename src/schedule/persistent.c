@@ -323,9 +323,14 @@ enum {
      * EXTRA_CACHED: their rows are always in shared memory (bulk copies) and
      * the row-constant inputs follow EXTRA_WEIGHT_FLOATS. */
     EXTRA_IN_SHARED,      /* bit i: buffered input i (in input order) lives in shared memory */
-    EXTRA_MIN_BLOCKS,     /* __launch_bounds__ minimum blocks per SM (1: ptxas uses what it
-                             needs; the estimate only sizes the grid, and cooperative grids
-                             are clamped to the compiled kernel's occupancy) */
+    EXTRA_MIN_BLOCKS,     /* __launch_bounds__ minimum blocks per SM.  Multi-wave: the
+                             blocks per SM the grid is sized for, as a cooperative grid is
+                             clamped to the compiled kernel's occupancy (unbounded, ptxas gave
+                             LN bwd bf16 / fp16 16384 x 2048 185 registers, 2 blocks of the 3
+                             planned; bounded, 128 registers and 3 blocks ran 5.0 / 6.5% faster
+                             on an H200, LN bwd fp32 x 1024 +1.8%, fp32 x 2048 -3.6%, the other
+                             32 shapes at H <= 8192 -0.5..+0.2%, bench/results/h200-2026-11-27.md).
+                             Forward: 1 (ptxas uses what it needs) */
     EXTRA_SHARED_BYTES,   /* dynamic shared memory per block */
     EXTRA_GRID,           /* blocks (one wave) */
     EXTRA_STAGE_X,        /* stage 2: column vectors per block */
@@ -1381,7 +1386,7 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     params->block_y = best->block_y;
     params->serial = best->batch;
     params->extra[EXTRA_IN_SHARED] = (int)best->in_shared;
-    params->extra[EXTRA_MIN_BLOCKS] = 1;
+    params->extra[EXTRA_MIN_BLOCKS] = outer_reductions > 0 ? best->blocks_per_sm : 1;
     params->extra[EXTRA_SHARED_BYTES] = best->shared_bytes;
     params->extra[EXTRA_GRID] = best->grid;
     params->extra[EXTRA_SLOTS] = best->slots;
