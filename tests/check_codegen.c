@@ -205,9 +205,9 @@ START_TEST(norm_backward_is_one_persistent_kernel)
     char *source = generate_one(multiwave_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 4096,
                                 "inner_outer_persistent");
     const char *code = kernel_code(source);
-    /* the launch bounds ask for the 2 blocks per SM the grid is sized for
-     * (a cooperative grid is clamped to the compiled occupancy) */
-    ck_assert_ptr_nonnull(strstr(code, "__launch_bounds__(128, 2)"));
+    /* on the H100 the launch bounds leave the registers to ptxas
+     * (check_persistent multi_wave_launch_bounds_follow_the_memory) */
+    ck_assert_ptr_nonnull(strstr(code, "__launch_bounds__(128, 1)"));
     ck_assert_ptr_nonnull(strstr(code, "cooperative_groups::this_grid().sync();"));
     /* rows copied to shared memory with cp.async, the next row during this one */
     ck_assert_ptr_nonnull(strstr(code, "const auto *const fetch0 = in0 + fetch_row * inner;"));
@@ -241,7 +241,6 @@ START_TEST(norm_backward_is_one_persistent_kernel)
      * ahead into the previous row's slot, and waits for all but two groups */
     source = generate_one(multiwave_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 2048,
                           "inner_outer_persistent");
-    ck_assert_ptr_nonnull(strstr(kernel_code(source), "__launch_bounds__(128, 3)"));
     static const char *const three_slots[] = {
         "const long long fetch_row = (long long)blockIdx.x * 1 + threadIdx.y + 1 * row_stride;",
         "fv_copy_async_if<8>(buffer0_slots + (1) * 2048 + column, fetch0 + column, copy_active);",
@@ -825,7 +824,6 @@ START_TEST(odd_rows_are_copied_as_aligned_chunks)
      * and the row two ahead goes into the last row's slot after the barrier */
     source = generate_one(multiwave_families, NORM_RMS_BACKWARD, FV_BF16, 16384, 1987,
                           "inner_outer_persistent");
-    ck_assert_ptr_nonnull(strstr(kernel_code(source), "__launch_bounds__(128, 3)"));
     static const char *const three_slots[] = {
         "// The first 2 rows' copies; each row then issues those of the row 2 ahead.",
         "fv_copy_chunk<8>(buffer0_slots + (1) * 2064",

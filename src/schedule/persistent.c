@@ -76,6 +76,8 @@ enum {
     ROW_PAIR_MAX_SINGLE = 32, /* ... with one outer reduction */
     STAGE_TWO_LOAD_FLOATS = 32, /* stage_two_rows_per_load: most floats of workspace rows a
                                    stage-2 thread loads before adding them */
+    BOUNDED_BLOCKS_MIN_GBS_PER_SM = 30, /* bounded_blocks_per_sm: DRAM GB/s per SM from which
+                                           multi-wave kernels ask ptxas for their blocks */
     MAX_ROW_SLOTS = 3,        /* deepen_prefetch's most row slots (4 measured no faster) */
     PREFETCH_BYTES_PER_SM = 32768, /* multi-wave rows in flight per SM under which a third
                                       row slot pays (H200, bench/results/h200-2026-11-22.md:
@@ -323,14 +325,9 @@ enum {
      * EXTRA_CACHED: their rows are always in shared memory (bulk copies) and
      * the row-constant inputs follow EXTRA_WEIGHT_FLOATS. */
     EXTRA_IN_SHARED,      /* bit i: buffered input i (in input order) lives in shared memory */
-    EXTRA_MIN_BLOCKS,     /* __launch_bounds__ minimum blocks per SM.  Multi-wave: the
-                             blocks per SM the grid is sized for, as a cooperative grid is
-                             clamped to the compiled kernel's occupancy (unbounded, ptxas gave
-                             LN bwd bf16 / fp16 16384 x 2048 185 registers, 2 blocks of the 3
-                             planned; bounded, 128 registers and 3 blocks ran 5.0 / 6.5% faster
-                             on an H200, LN bwd fp32 x 1024 +1.8%, fp32 x 2048 -3.6%, the other
-                             32 shapes at H <= 8192 -0.5..+0.2%, bench/results/h200-2026-11-27.md).
-                             Forward: 1 (ptxas uses what it needs) */
+    EXTRA_MIN_BLOCKS,     /* __launch_bounds__ minimum blocks per SM: 1 (ptxas uses what it
+                             needs), or for multi-wave kernels on fast memory the blocks per
+                             SM the grid is sized for (bounded_blocks_per_sm) */
     EXTRA_SHARED_BYTES,   /* dynamic shared memory per block */
     EXTRA_GRID,           /* blocks (one wave) */
     EXTRA_STAGE_X,        /* stage 2: column vectors per block */
@@ -1310,6 +1307,26 @@ static int grid_blocks(const buffered_inputs *buffers, int vector, const fv_devi
     return (int)(groups * c->cluster);
 }
 
+/* The __launch_bounds__ minimum blocks per SM (EXTRA_MIN_BLOCKS).  A
+ * cooperative grid is clamped to the compiled kernel's occupancy, and
+ * ptxas, unbounded, may take more registers than the blocks the grid is
+ * sized for allow: LN bwd bf16 / fp16 16384 x 2048 planned 3 blocks per SM
+ * and got 185 registers, 2 blocks.  Bounded at the planned blocks (128
+ * registers, 3 blocks) it ran 5.0 / 6.5% faster on an H200 (LN bwd fp32 x
+ * 1024 +1.8%, x 2048 -3.6%) but 2.9 / 2.4% slower on an H100 (fp32 -1.1 /
+ * -1.9%; bench/results/h200-2026-11-27.md).  More blocks keep more bytes in
+ * flight, which a faster memory per SM needs (Little's law), so multi-wave
+ * kernels are bounded where the device's DRAM bandwidth per SM is at least
+ * BOUNDED_BLOCKS_MIN_GBS_PER_SM (H200 36, B200 54; H100 25 GB/s per SM). */
+static int bounded_blocks_per_sm(const fv_device *device, int outer_reductions,
+                                 const candidate *best)
+{
+    bool fast_memory = device->sm_count > 0 &&
+                       device->peak_bandwidth_gbs / device->sm_count >=
+                           BOUNDED_BLOCKS_MIN_GBS_PER_SM;
+    return outer_reductions > 0 && fast_memory ? best->blocks_per_sm : 1;
+}
+
 /* The search of nvFuser's multi-wave heuristic (nvfuser.md 1.2).  Where a
  * row fits no block and `max_cluster` > 1 (inner-outer kernels on compute
  * capability 9.0 and newer), rows are split over clusters of 2, 4, then 8
@@ -1386,7 +1403,7 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     params->block_y = best->block_y;
     params->serial = best->batch;
     params->extra[EXTRA_IN_SHARED] = (int)best->in_shared;
-    params->extra[EXTRA_MIN_BLOCKS] = outer_reductions > 0 ? best->blocks_per_sm : 1;
+    params->extra[EXTRA_MIN_BLOCKS] = bounded_blocks_per_sm(device, outer_reductions, best);
     params->extra[EXTRA_SHARED_BYTES] = best->shared_bytes;
     params->extra[EXTRA_GRID] = best->grid;
     params->extra[EXTRA_SLOTS] = best->slots;
