@@ -811,6 +811,55 @@ START_TEST(oversized_rows_fall_back)
 }
 END_TEST
 
+/* The launch bounds of the one kernel of `kind` at 16384 x `hidden` on
+ * `device_name`: the minimum blocks per SM they ask for, and *planned, the
+ * blocks per SM of the plan's description. */
+static int bounded_blocks(norm_kind kind, fv_dtype dtype, int64_t hidden, const char *device_name,
+                          int *planned)
+{
+    fv_case *c = norm_case(kind, dtype, 16384, hidden, 0);
+    ck_assert_ptr_nonnull(c);
+    fv_device device;
+    FV_ASSERT_OK(fv_sched_device_from_table(device_name, &device));
+    fv_case_plan plan;
+    FV_ASSERT_OK(fv_plan_case(c, &device, &plan));
+    ck_assert_int_eq(plan.kernel_count, 1);
+    int threads = 0, blocks = 0;
+    const char *bounds = strstr(plan.kernels[0].source, "__launch_bounds__(");
+    ck_assert_ptr_nonnull(bounds);
+    ck_assert_int_eq(sscanf(bounds, "__launch_bounds__(%d, %d)", &threads, &blocks), 2);
+    const char *description = plan.kernels[0].params.description;
+    const char *per_sm = strstr(description, " blocks/SM");
+    ck_assert_ptr_nonnull(per_sm);
+    while (per_sm > description && per_sm[-1] >= '0' && per_sm[-1] <= '9')
+        per_sm--;
+    *planned = atoi(per_sm);
+    fv_plan_free(&plan);
+    fv_case_free(c);
+    return blocks;
+}
+
+/* Multi-wave kernels on full 16-byte vectors ask ptxas for the blocks per
+ * SM their cooperative grid is sized for where the memory is fast per SM
+ * (H200: 36 GB/s, B200: 54), and leave it the registers on the H100 (25
+ * GB/s) and on rows of an odd length; forward kernels ask for 1 block
+ * everywhere. */
+START_TEST(multi_wave_launch_bounds_follow_the_memory)
+{
+    int planned = 0;
+    ck_assert_int_eq(bounded_blocks(NORM_LAYER_BACKWARD, FV_BF16, 2048, "H200", &planned), 3);
+    ck_assert_int_eq(planned, 3);
+    ck_assert_int_eq(bounded_blocks(NORM_RMS_BACKWARD, FV_BF16, 2048, "B200", &planned), planned);
+    ck_assert_int_gt(planned, 1);
+    ck_assert_int_eq(bounded_blocks(NORM_LAYER_BACKWARD, FV_BF16, 2048, "H100", &planned), 1);
+    ck_assert_int_eq(planned, 3);
+    ck_assert_int_eq(bounded_blocks(NORM_LAYER_BACKWARD, FV_BF16, 1023, "H200", &planned), 1);
+    ck_assert_int_gt(planned, 1);
+    ck_assert_int_eq(bounded_blocks(NORM_LAYER_FORWARD, FV_BF16, 2048, "H200", &planned), 1);
+    ck_assert_int_gt(planned, 1);
+}
+END_TEST
+
 /* The inner-persistent choice on `device_name` for `kind` at rows x hidden. */
 static void choose_forward(norm_kind kind, fv_dtype dtype, int64_t rows, int64_t hidden,
                            const char *device_name, choice *chosen)
@@ -1414,6 +1463,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, forward_norms_are_inner_persistent);
     tcase_add_test(tcase, forward_rows_held_as_float_in_one_wave);
     tcase_add_test(tcase, forward_blocks_of_two_rows);
+    tcase_add_test(tcase, multi_wave_launch_bounds_follow_the_memory);
     tcase_add_test(tcase, softmax_keeps_exp_where_rows_are_issue_bound);
     tcase_add_test(tcase, odd_rows_copy_aligned_spans);
     tcase_add_test(tcase, forward_rows_refill_one_slot_for_the_cache);

@@ -1317,14 +1317,20 @@ static int grid_blocks(const buffered_inputs *buffers, int vector, const fv_devi
  * -1.9%; bench/results/h200-2026-11-27.md).  More blocks keep more bytes in
  * flight, which a faster memory per SM needs (Little's law), so multi-wave
  * kernels are bounded where the device's DRAM bandwidth per SM is at least
- * BOUNDED_BLOCKS_MIN_GBS_PER_SM (H200 36, B200 54; H100 25 GB/s per SM). */
-static int bounded_blocks_per_sm(const fv_device *device, int outer_reductions,
-                                 const candidate *best)
+ * BOUNDED_BLOCKS_MIN_GBS_PER_SM (H200 36, B200 54; H100 25 GB/s per SM).
+ * Only on full 16-byte vectors: rows of an odd length (shorter vectors)
+ * take far more registers than the estimate (LN bwd 16384 x 1023 ~104-136
+ * estimated, 233 compiled), and bounded they spilled on sm_100a and fell
+ * back to the general path. */
+static int bounded_blocks_per_sm(const buffered_inputs *buffers, const fv_device *device,
+                                 int outer_reductions, int vector, const candidate *best)
 {
     bool fast_memory = device->sm_count > 0 &&
                        device->peak_bandwidth_gbs / device->sm_count >=
                            BOUNDED_BLOCKS_MIN_GBS_PER_SM;
-    return outer_reductions > 0 && fast_memory ? best->blocks_per_sm : 1;
+    return outer_reductions > 0 && fast_memory && full_vectors(buffers, vector)
+               ? best->blocks_per_sm
+               : 1;
 }
 
 /* The search of nvFuser's multi-wave heuristic (nvfuser.md 1.2).  Where a
@@ -1403,7 +1409,8 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     params->block_y = best->block_y;
     params->serial = best->batch;
     params->extra[EXTRA_IN_SHARED] = (int)best->in_shared;
-    params->extra[EXTRA_MIN_BLOCKS] = bounded_blocks_per_sm(device, outer_reductions, best);
+    params->extra[EXTRA_MIN_BLOCKS] =
+        bounded_blocks_per_sm(&buffers, device, outer_reductions, vector, best);
     params->extra[EXTRA_SHARED_BYTES] = best->shared_bytes;
     params->extra[EXTRA_GRID] = best->grid;
     params->extra[EXTRA_SLOTS] = best->slots;
