@@ -2512,16 +2512,13 @@ static fv_status emit_weight_floats(persistent_emit *p, int32_t value)
                              params->vector, (int)value);
 }
 
-/* Before the row loop: the shared buffers' slots, the row-constant inputs
- * copied once per block (or held in registers), and the first row's copies
- * and row statistics. */
 /* Waits for the row-constant copies to shared memory, the oldest group,
  * while the `newer_groups` groups of the first rows' copies (issued after
  * them, so that both wait on device memory at once) stay in flight; then a
  * block barrier, as every thread reads entries that others copied.  Issued
  * before the wait, the first rows' copies no longer queue behind the
  * constants' round trip: on an H200 the forward norms in bf16 at 16384 x
- * 1024-8192 ran 1.1-3.1% faster (bench/results/h200-2026-11-27.md). */
+ * 1024-8192 ran 0.3-3.1% faster (bench/results/h200-2026-11-27.md). */
 static void emit_cached_wait(persistent_emit *p, int newer_groups)
 {
     if (newer_groups > 0)
@@ -2532,6 +2529,9 @@ static void emit_cached_wait(persistent_emit *p, int newer_groups)
     fv_codegen_line(&p->e, "__syncthreads();  // every thread reads what the others copied");
 }
 
+/* Before the row loop: the shared buffers' slots, the row-constant inputs
+ * copied once per block (or held in registers), and the first row's copies
+ * and row statistics. */
 static fv_status emit_before_rows(persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
