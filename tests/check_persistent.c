@@ -23,6 +23,7 @@ typedef struct choice {
     fv_schedule_params params;
     fv_launch_shape launch;
     int segments;
+    int bounded_blocks;  /* the kernel's __launch_bounds__ minimum blocks per SM, or 0 */
 } choice;
 
 static void choose_for(const fv_case *c, const char *device_name, choice *out)
@@ -36,6 +37,12 @@ static void choose_for(const fv_case *c, const char *device_name, choice *out)
     snprintf(out->family, sizeof out->family, "%s", plan.segmentation.segments[0].scheduler->name);
     out->params = plan.kernels[0].params;
     out->launch = plan.kernels[0].launch;
+    const char *source = plan.kernels[0].source;
+    const char *bounds = source != NULL ? strstr(source, "__launch_bounds__(") : NULL;
+    int threads = 0;
+    if (bounds == NULL || sscanf(bounds, "__launch_bounds__(%d, %d)", &threads,
+                                 &out->bounded_blocks) != 2)
+        out->bounded_blocks = 0;
     fv_plan_free(&plan);
 }
 
@@ -817,26 +824,17 @@ END_TEST
 static int bounded_blocks(norm_kind kind, fv_dtype dtype, int64_t hidden, const char *device_name,
                           int *planned)
 {
-    fv_case *c = norm_case(kind, dtype, 16384, hidden, 0);
-    ck_assert_ptr_nonnull(c);
-    fv_device device;
-    FV_ASSERT_OK(fv_sched_device_from_table(device_name, &device));
-    fv_case_plan plan;
-    FV_ASSERT_OK(fv_plan_case(c, &device, &plan));
-    ck_assert_int_eq(plan.kernel_count, 1);
-    int threads = 0, blocks = 0;
-    const char *bounds = strstr(plan.kernels[0].source, "__launch_bounds__(");
-    ck_assert_ptr_nonnull(bounds);
-    ck_assert_int_eq(sscanf(bounds, "__launch_bounds__(%d, %d)", &threads, &blocks), 2);
-    const char *description = plan.kernels[0].params.description;
+    choice chosen;
+    choose_norm(kind, dtype, 16384, hidden, FV_APPROACH_AUTO, device_name, &chosen);
+    ck_assert_int_eq(chosen.segments, 1);
+    ck_assert_int_gt(chosen.bounded_blocks, 0);
+    const char *description = chosen.params.description;
     const char *per_sm = strstr(description, " blocks/SM");
     ck_assert_ptr_nonnull(per_sm);
     while (per_sm > description && per_sm[-1] >= '0' && per_sm[-1] <= '9')
         per_sm--;
     *planned = atoi(per_sm);
-    fv_plan_free(&plan);
-    fv_case_free(c);
-    return blocks;
+    return chosen.bounded_blocks;
 }
 
 /* Multi-wave kernels on full 16-byte vectors ask ptxas for the blocks per

@@ -440,16 +440,28 @@ static fv_status run_sequence(fv_rt_context *context, void *user_data)
 
 /* ------------------------------------------------------------ outputs */
 
+/* Bytes of output `o` as the host sees it (its elements, not its storage). */
+static size_t output_bytes(const fv_case *c, int32_t o)
+{
+    int32_t v = c->fusion->outputs[o];
+    return (size_t)fv_case_numel(c, v) * fv_dtype_size(c->fusion->values[v].dtype);
+}
+
+/* The device buffer of output `o` (of the value it aliases, if any). */
+static fv_rt_device_pointer output_buffer(const fv_case *c, const fv_case_plan *plan,
+                                          const device_buffers *b, int32_t o)
+{
+    return b->of_value[resolve_alias(plan, c->fusion->outputs[o])];
+}
+
 static fv_status download_outputs(fv_pipeline *p, const fv_case *c, const fv_case_plan *plan,
                                   const device_buffers *b, void **host)
 {
-    const fv_fusion *fusion = c->fusion;
-    for (int32_t o = 0; o < fusion->output_count; o++) {
-        int32_t v = fusion->outputs[o];
-        size_t bytes = (size_t)fv_case_numel(c, v) * fv_dtype_size(fusion->values[v].dtype);
+    for (int32_t o = 0; o < c->fusion->output_count; o++) {
+        size_t bytes = output_bytes(c, o);
         host[o] = malloc(bytes > 0 ? bytes : 1);
         FV_CHECK_ALLOC(host[o]);
-        FV_TRY(fv_rt_copy_to_host(p->context, host[o], b->of_value[resolve_alias(plan, v)], bytes));
+        FV_TRY(fv_rt_copy_to_host(p->context, host[o], output_buffer(c, plan, b, o), bytes));
     }
     return FV_OK;
 }
@@ -462,7 +474,7 @@ static fv_status poison_outputs(fv_pipeline *p, const fv_case *c, const fv_case_
     for (int32_t o = 0; o < c->fusion->output_count; o++) {
         int32_t v = c->fusion->outputs[o];
         size_t bytes = (size_t)fv_case_stored_numel(c, v) * fv_dtype_size(c->fusion->values[v].dtype);
-        FV_TRY(fv_rt_memset(p->context, b->of_value[resolve_alias(plan, v)], 0xff, bytes));
+        FV_TRY(fv_rt_memset(p->context, output_buffer(c, plan, b, o), 0xff, bytes));
     }
     return FV_OK;
 }
@@ -494,6 +506,23 @@ static bool same_as_first(const fv_case *c, int32_t o, const unsigned char *firs
     return false;
 }
 
+/* Downloads output `o` as a later launch wrote it, REPEAT_CHUNK_BYTES at a
+ * time into `chunk`, and compares it with the first launch's (`first`);
+ * *same turns false at the first difference (same_as_first fails `result`).
+ * Failure: FV_ERR_CUDA. */
+static fv_status compare_later_output(fv_pipeline *p, const fv_case *c, int32_t o,
+                                      fv_rt_device_pointer source, const unsigned char *first,
+                                      unsigned char *chunk, fv_result *result, bool *same)
+{
+    size_t bytes = output_bytes(c, o);
+    for (size_t offset = 0; *same && offset < bytes; offset += REPEAT_CHUNK_BYTES) {
+        size_t length = bytes - offset < REPEAT_CHUNK_BYTES ? bytes - offset : REPEAT_CHUNK_BYTES;
+        FV_TRY(fv_rt_copy_to_host(p->context, chunk, source + offset, length));
+        *same = same_as_first(c, o, first, chunk, offset, length, result);
+    }
+    return FV_OK;
+}
+
 /* After the timed launches: poisons the outputs, launches the case once
  * more and compares its outputs bit for bit with the first launch's
  * (`first`, downloaded before the timing).  A kernel that does not set its
@@ -503,7 +532,6 @@ static bool same_as_first(const fv_case *c, int32_t o, const unsigned char *firs
 static fv_status check_repeat_launch(fv_pipeline *p, const fv_case *c, launch_sequence *sequence,
                                      void *const *first, fv_result *result)
 {
-    const fv_fusion *fusion = c->fusion;
     FV_TRY(poison_outputs(p, c, sequence->plan, sequence->buffers));
     FV_TRY(run_sequence(p->context, sequence));
     FV_TRY(fv_rt_synchronize(p->context));
@@ -511,19 +539,9 @@ static fv_status check_repeat_launch(fv_pipeline *p, const fv_case *c, launch_se
     FV_CHECK_ALLOC(chunk);
     fv_status status = FV_OK;
     bool same = true;
-    for (int32_t o = 0; same && status == FV_OK && o < fusion->output_count; o++) {
-        int32_t v = fusion->outputs[o];
-        fv_rt_device_pointer source =
-            sequence->buffers->of_value[resolve_alias(sequence->plan, v)];
-        size_t bytes = (size_t)fv_case_numel(c, v) * fv_dtype_size(fusion->values[v].dtype);
-        for (size_t offset = 0; same && offset < bytes; offset += REPEAT_CHUNK_BYTES) {
-            size_t length = bytes - offset < REPEAT_CHUNK_BYTES ? bytes - offset
-                                                                 : REPEAT_CHUNK_BYTES;
-            status = fv_rt_copy_to_host(p->context, chunk, source + offset, length);
-            if (status != FV_OK)
-                break;
-            same = same_as_first(c, o, first[o], chunk, offset, length, result);
-        }
+    for (int32_t o = 0; same && status == FV_OK && o < c->fusion->output_count; o++) {
+        fv_rt_device_pointer source = output_buffer(c, sequence->plan, sequence->buffers, o);
+        status = compare_later_output(p, c, o, source, first[o], chunk, result, &same);
     }
     free(chunk);
     return status;
