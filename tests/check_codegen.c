@@ -517,6 +517,16 @@ START_TEST(warp_specialized_kernel_structure)
         NULL,
     };
     assert_has_lines(code, producer_on_x);
+    /* setmaxnreg and bar.sync are .aligned: the leader's warp reconverges
+     * after the producer loop, before either */
+    static const char *const reconverged[] = {
+        "        if (threadIdx.x == 384) {",
+        "        __syncwarp();",
+        "        fv_claim_registers<128>();  // back to the launch share for stage 2",
+        "cooperative_groups::this_grid().sync();",
+        NULL,
+    };
+    assert_lines_in_order(code, reconverged);
     free(source);
 }
 END_TEST

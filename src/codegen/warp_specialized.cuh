@@ -71,6 +71,10 @@ extern "C" __global__ void __launch_bounds__(@THREADS@, 1) @KERNEL_NAME@(
                     break;
             }
         }
+        // setmaxnreg and the barriers after the rows are .aligned: every
+        // thread of a warp must execute them together (PTX ISA), so the
+        // leader's warp reconverges here first.
+        __syncwarp();
         fv_claim_registers<@START_REGISTERS@>();  // back to the launch share for stage 2
     } else {
         fv_claim_registers<@COMPUTE_REGISTERS@>();
