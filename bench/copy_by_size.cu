@@ -5,11 +5,16 @@
 // by the copy of 1 GiB; this shows how much of that a copy of the same
 // bytes as a short fusion reaches, which bounds what its kernel can reach.
 //
+// It also times the same copies after a flush that only reads (2 x L2 bytes
+// summed by a kernel, so the L2 is left holding clean lines, not the
+// memset's dirty ones), and an empty kernel after each flush: the part of a
+// short kernel's fixed cost that is the flush's write-back, not the kernel.
+//
 // Build and run on the GPU machine (not part of the CMake build):
 //   nvcc -O3 -arch=sm_90 bench/copy_by_size.cu -o /tmp/copy_by_size && /tmp/copy_by_size
-// Prints, per size moved each way (16 MiB to 1 GiB): microseconds, TB/s on
-// the bytes read plus written, and % of the 1 GiB copy; for cuMemcpy-style
-// copies with and without the flush, and for a plain 16-byte copy kernel.
+// Prints, per method and size moved each way (16 MiB to 1 GiB): microseconds,
+// TB/s on the bytes read plus written, and % of the memset-flushed 1 GiB
+// memcpy (fuservalidate's reference); the empty kernel's microseconds.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -26,16 +31,28 @@
         }                                                                                \
     } while (0)
 
-enum copy_method { MEMCPY_FLUSHED, KERNEL_FLUSHED, MEMCPY_BACK_TO_BACK };
+enum flush_method { FLUSH_NONE, FLUSH_MEMSET, FLUSH_READ };
+enum copy_operation { OPERATION_MEMCPY, OPERATION_KERNEL, OPERATION_EMPTY };
 
-static const char *method_name(copy_method method)
-{
-    switch (method) {
-    case MEMCPY_FLUSHED: return "memcpy, L2 flushed";
-    case KERNEL_FLUSHED: return "copy kernel, L2 flushed";
-    default: return "memcpy, back to back";
-    }
-}
+struct method {
+    flush_method flush;
+    copy_operation operation;
+    const char *name;
+};
+
+static const method methods[] = {
+    {FLUSH_MEMSET, OPERATION_MEMCPY, "memcpy, memset flush"},
+    {FLUSH_READ, OPERATION_MEMCPY, "memcpy, read flush"},
+    {FLUSH_NONE, OPERATION_MEMCPY, "memcpy, back to back"},
+    {FLUSH_MEMSET, OPERATION_KERNEL, "kernel, memset flush"},
+    {FLUSH_READ, OPERATION_KERNEL, "kernel, read flush"},
+};
+
+static const method empty_methods[] = {
+    {FLUSH_MEMSET, OPERATION_EMPTY, "empty kernel, memset flush"},
+    {FLUSH_READ, OPERATION_EMPTY, "empty kernel, read flush"},
+    {FLUSH_NONE, OPERATION_EMPTY, "empty kernel, no flush"},
+};
 
 // out[i] = in[i] over `count` 16-byte vectors, grid-strided.
 __global__ void copy_vectors(const int4 *__restrict__ in, int4 *__restrict__ out, size_t count)
@@ -45,28 +62,65 @@ __global__ void copy_vectors(const int4 *__restrict__ in, int4 *__restrict__ out
         out[i] = in[i];
 }
 
+// Reads `count` 16-byte vectors and keeps their xor; stores it only if it is
+// a value the flush buffer never holds, so the loads are not dropped and no
+// line is dirtied.
+__global__ void read_vectors(const int4 *__restrict__ in, size_t count, int4 *__restrict__ sink)
+{
+    int4 total = make_int4(0, 0, 0, 0);
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
+        int4 v = in[i];
+        total.x ^= v.x; total.y ^= v.y; total.z ^= v.z; total.w ^= v.w;
+    }
+    if (total.x == 0x7eadbeef && total.y == 0x7eadbeef)
+        *sink = total;
+}
+
+__global__ void empty_kernel() {}
+
 struct buffers {
     void *source, *destination;  // max_bytes each
     void *flush;                 // flush_bytes: twice the L2
     size_t flush_bytes;
+    int4 *sink;                  // one vector read_vectors may write
     int sm_count;
     cudaEvent_t start, stop;
 };
 
-// Median time in ms of 20 copies of `bytes` (after one untimed) into *median_ms.
-static bool time_copy(const buffers &b, copy_method method, size_t bytes, float *median_ms)
+static bool flush(const buffers &b, flush_method how, int run)
+{
+    if (how == FLUSH_MEMSET)
+        CHECK_CUDA(cudaMemsetAsync(b.flush, run, b.flush_bytes));
+    else if (how == FLUSH_READ)
+        read_vectors<<<b.sm_count * 8, 256>>>((const int4 *)b.flush, b.flush_bytes / 16, b.sink);
+    CHECK_CUDA(cudaGetLastError());
+    return true;
+}
+
+static bool operate(const buffers &b, copy_operation operation, size_t bytes)
+{
+    if (operation == OPERATION_KERNEL)
+        copy_vectors<<<b.sm_count * 8, 256>>>((const int4 *)b.source, (int4 *)b.destination,
+                                              bytes / 16);
+    else if (operation == OPERATION_EMPTY)
+        empty_kernel<<<b.sm_count * 4, 128>>>();
+    else
+        CHECK_CUDA(cudaMemcpyAsync(b.destination, b.source, bytes, cudaMemcpyDeviceToDevice));
+    CHECK_CUDA(cudaGetLastError());
+    return true;
+}
+
+// Median time in ms of 20 runs of `m` on `bytes` (after one untimed) into *median_ms.
+static bool time_copy(const buffers &b, const method &m, size_t bytes, float *median_ms)
 {
     std::vector<float> samples;
     for (int run = 0; run <= 20; run++) {
-        if (method != MEMCPY_BACK_TO_BACK)
-            CHECK_CUDA(cudaMemsetAsync(b.flush, run, b.flush_bytes));
+        if (!flush(b, m.flush, run))
+            return false;
         CHECK_CUDA(cudaEventRecord(b.start));
-        if (method == KERNEL_FLUSHED)
-            copy_vectors<<<b.sm_count * 8, 256>>>((const int4 *)b.source, (int4 *)b.destination,
-                                                  bytes / 16);
-        else
-            CHECK_CUDA(cudaMemcpyAsync(b.destination, b.source, bytes, cudaMemcpyDeviceToDevice));
-        CHECK_CUDA(cudaGetLastError());
+        if (!operate(b, m.operation, bytes))
+            return false;
         CHECK_CUDA(cudaEventRecord(b.stop));
         CHECK_CUDA(cudaEventSynchronize(b.stop));
         float ms = 0;
@@ -101,19 +155,29 @@ static bool run_all()
     CHECK_CUDA(cudaMemset(b.destination, 2, max_bytes));
     CHECK_CUDA(cudaEventCreate(&b.start));
     CHECK_CUDA(cudaEventCreate(&b.stop));
-    for (copy_method method : {MEMCPY_FLUSHED, KERNEL_FLUSHED, MEMCPY_BACK_TO_BACK}) {
+    CHECK_CUDA(cudaMalloc(&b.sink, sizeof *b.sink));
+    double reference = 0;  // TB/s of the memset-flushed 1 GiB memcpy (the first method)
+    for (const method &m : methods) {
         float ms[size_count];
         for (int i = 0; i < size_count; i++)
-            if (!time_copy(b, method, sizes[i], &ms[i]))
+            if (!time_copy(b, m, sizes[i], &ms[i]))
                 return false;
-        double largest = 2.0 * sizes[size_count - 1] / (ms[size_count - 1] * 1e-3) / 1e12;
+        if (reference == 0)
+            reference = 2.0 * sizes[size_count - 1] / (ms[size_count - 1] * 1e-3) / 1e12;
         for (int i = 0; i < size_count; i++) {
             double terabytes_per_second = 2.0 * sizes[i] / (ms[i] * 1e-3) / 1e12;
-            std::printf("%-24s %5zu MiB each way: %9.2f us  %6.3f TB/s  %5.1f%% of 1 GiB\n",
-                        method_name(method), sizes[i] / mib, ms[i] * 1e3, terabytes_per_second,
-                        100.0 * terabytes_per_second / largest);
+            std::printf("%-26s %5zu MiB each way: %9.2f us  %6.3f TB/s  %5.1f%% of 1 GiB\n",
+                        m.name, sizes[i] / mib, ms[i] * 1e3, terabytes_per_second,
+                        100.0 * terabytes_per_second / reference);
         }
     }
+    for (const method &m : empty_methods) {
+        float ms = 0;
+        if (!time_copy(b, m, 0, &ms))
+            return false;
+        std::printf("%-26s %9.2f us\n", m.name, ms * 1e3);
+    }
+    CHECK_CUDA(cudaFree(b.sink));
     CHECK_CUDA(cudaFree(b.flush));
     CHECK_CUDA(cudaFree(b.source));
     CHECK_CUDA(cudaFree(b.destination));

@@ -214,6 +214,26 @@ START_TEST(compiles_bf16_vector_kernel_for_hopper_and_blackwell)
 }
 END_TEST
 
+/* The read flush's kernel (fv_rt_time, FV_RT_FLUSH_READ) compiles for both
+ * targets, without spills or local memory, and is the entry it names. */
+START_TEST(read_flush_kernel_compiles_for_hopper_and_blackwell)
+{
+    const char *kernels[] = {"fv_l2_read_flush"};
+    const char *arches[] = {"sm_90a", "sm_100a"};
+    for (int a = 0; a < 2; a++) {
+        fv_rt_compile_request request = request_for(fv_rt_read_flush_source(), kernels, arches[a]);
+        fv_rt_compiled compiled;
+        FV_ASSERT_OK(fv_rt_compile(&request, &compiled));
+        const fv_rt_kernel_resources *kernel =
+            fv_rt_compiled_kernel(&compiled, "fv_l2_read_flush");
+        ck_assert_ptr_nonnull(kernel);
+        ck_assert_int_eq(kernel->spill_store_bytes + kernel->spill_load_bytes, 0);
+        ck_assert_int_eq(kernel->local_bytes, 0);
+        fv_rt_compiled_free(&compiled);
+    }
+}
+END_TEST
+
 START_TEST(local_memory_spills_and_shared_memory_are_reported)
 {
     const char *local_kernel[] = {"local_array"};
@@ -793,7 +813,7 @@ START_TEST(gpu_device_vector_add_and_timing)
     ck_assert_int_ge(blocks_per_sm, 1);
 
     float samples[20];
-    fv_rt_timing timing = {.warmup = 3, .repeats = 20, .flush_l2 = true};
+    fv_rt_timing timing = {.warmup = 3, .repeats = 20, .flush = FV_RT_FLUSH_MEMSET};
     FV_ASSERT_OK(fv_rt_time(gpu.context, launch_vector_add, &launch, &timing, samples));
     float fastest = samples[0];
     for (int i = 0; i < 20; i++) {
@@ -802,7 +822,17 @@ START_TEST(gpu_device_vector_add_and_timing)
     }
     printf("vector_add of %zu floats: fastest %.4f ms = %.0f GB/s\n", n, (double)fastest,
            3.0 * (double)n * sizeof(float) / (fastest * 1e-3) / 1e9);
-    timing.flush_l2 = false;
+    /* the read flush: compiled on first use, then timed like the memset's */
+    timing.flush = FV_RT_FLUSH_READ;
+    FV_ASSERT_OK(fv_rt_time(gpu.context, launch_vector_add, &launch, &timing, samples));
+    for (int i = 0; i < 20; i++)
+        ck_assert(samples[i] > 0 && samples[i] < 1000);
+    FV_ASSERT_OK(fv_rt_copy_to_host(gpu.context, c, launch.c, n * sizeof(float)));
+    ck_assert(c[n - 1] == a[n - 1] + b[n - 1]);
+    timing.flush = (fv_rt_flush)7;
+    ck_assert_int_eq(fv_rt_time(gpu.context, launch_vector_add, &launch, &timing, samples),
+                     FV_ERR_USAGE);
+    timing.flush = FV_RT_FLUSH_NONE;
     timing.repeats = 0;
     ck_assert_int_eq(fv_rt_time(gpu.context, launch_vector_add, &launch, &timing, samples),
                      FV_ERR_USAGE);
@@ -917,6 +947,7 @@ static Suite *runtime_suite(void)
     TCase *compile = tcase_create("compile");
     tcase_set_timeout(compile, 120);
     tcase_add_test(compile, compiles_bf16_vector_kernel_for_hopper_and_blackwell);
+    tcase_add_test(compile, read_flush_kernel_compiles_for_hopper_and_blackwell);
     tcase_add_test(compile, local_memory_spills_and_shared_memory_are_reported);
     tcase_add_test(compile, syntax_error_gives_nvrtc_error_with_log_line);
     tcase_add_test(compile, bad_requests_are_refused);

@@ -65,6 +65,13 @@ expect_harness_failure "missing --resume archive" \
 expect_harness_failure "-o and --resume differ" \
   "$tool" run tests/cases "${options[@]}" --resume "$work/good.h5" -o "$work/other.h5"
 expect_harness_failure "bad --timeout" "$tool" run tests/cases "${options[@]}" --timeout soon
+expect_harness_failure "bad --flush" "$tool" run tests/cases "${options[@]}" --flush sometimes \
+  -o "$work/flush.h5"
+grep -q -e "--flush is memset or read, not 'sometimes'" "$work/failure.log" ||
+  fail "a bad --flush is not named"
+# --flush read reaches the workers (compile-only: it changes nothing else)
+"$tool" run tests/cases/small_rms.sweep "${options[@]}" --flush read -o "$work/flush-read.h5" \
+  > "$work/flush-read.log" 2>&1 || { cat "$work/flush-read.log" >&2; fail "--flush read failed"; }
 expect_harness_failure "missing path" "$tool" run no/such/path "${options[@]}" -o "$work/x.h5"
 
 # A file-size limit stands in for a full disk: the flush that does not fit

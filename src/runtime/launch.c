@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/device.h"
 #include "runtime/driver_internal.h"
+#include "runtime/nvrtc.h"
 
 enum {
     DEFAULT_DYNAMIC_SHARED_LIMIT = 48 * 1024, /* above this a kernel must opt in */
@@ -25,8 +27,11 @@ struct fv_rt_context {
     CUcontext context;       /* the device's primary context (retained) */
     CUstream stream;         /* launches and timing */
     fv_rt_device_info info;
-    CUdeviceptr flush_buffer; /* 2 x L2 bytes, allocated on first use */
+    CUdeviceptr flush_buffer; /* 2 x L2 bytes, zeroed, allocated on first use */
     size_t flush_bytes;
+    CUdeviceptr flush_sink;   /* one 16-byte vector the read flush could write (never does) */
+    fv_rt_module *flush_module;  /* the read flush's kernel, compiled on first use */
+    fv_rt_function *flush_reader;
 };
 
 struct fv_rt_function {
@@ -102,6 +107,11 @@ fv_status fv_rt_context_close(fv_rt_context *context)
                                     "making the context current", ordinal));
     keep_first(&first, check_result(driver, driver->context_synchronize(),
                                     "waiting for outstanding work", ordinal));
+    if (context->flush_module != NULL)
+        keep_first(&first, fv_rt_module_unload(context->flush_module));
+    if (context->flush_sink != 0)
+        keep_first(&first, check_result(driver, driver->memory_free(context->flush_sink),
+                                        "freeing the L2 flush's sink", ordinal));
     if (context->flush_buffer != 0)
         keep_first(&first, check_result(driver, driver->memory_free(context->flush_buffer),
                                         "freeing the L2 flush buffer", ordinal));
@@ -443,6 +453,89 @@ static fv_status ensure_flush_buffer(fv_rt_context *context)
                 context->info.ordinal);
     context->flush_buffer = buffer;
     context->flush_bytes = bytes;
+    FV_CU_CHECK(context->driver, context->driver->memset_d8(buffer, 0, bytes),
+                "zeroing the L2 flush buffer on device %d", context->info.ordinal);
+    return FV_OK;
+}
+
+/* The read flush: the xor of every 16-byte vector of the (zeroed) flush
+ * buffer, stored only if it is not zero, so that the loads are not dropped
+ * and no line of the L2 is left dirty. */
+static const char READ_FLUSH_SOURCE[] =
+    "// The L2 read flush of fuservalidate's timing (runtime/launch.c).\n"
+    "extern \"C\" __global__ void fv_l2_read_flush(const int4 *__restrict__ buffer,\n"
+    "                                              unsigned long long vectors, int4 *sink)\n"
+    "{\n"
+    "    int4 total = make_int4(0, 0, 0, 0);\n"
+    "    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;\n"
+    "    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "         i < vectors; i += stride) {\n"
+    "        const int4 v = buffer[i];\n"
+    "        total.x ^= v.x; total.y ^= v.y; total.z ^= v.z; total.w ^= v.w;\n"
+    "    }\n"
+    "    if ((total.x | total.y | total.z | total.w) != 0)\n"
+    "        *sink = total;\n"
+    "}\n";
+
+enum { READ_FLUSH_BLOCKS_PER_SM = 8, READ_FLUSH_THREADS = 256 };
+
+const char *fv_rt_read_flush_source(void)
+{
+    return READ_FLUSH_SOURCE;
+}
+
+/* Compiles and loads the read flush's kernel for this device, once. */
+static fv_status ensure_flush_reader(fv_rt_context *context)
+{
+    if (context->flush_reader != NULL)
+        return FV_OK;
+    char arch[FV_RT_ARCH_CAPACITY];
+    FV_TRY(fv_rt_device_arch(context->info.compute_major, context->info.compute_minor, arch,
+                             sizeof arch));
+    const char *names[1] = {"fv_l2_read_flush"};
+    fv_rt_compile_request request = {.source = fv_rt_read_flush_source(),
+                                     .program_name = "l2_read_flush.cu",
+                                     .kernel_names = names, .kernel_count = 1, .arch = arch};
+    fv_rt_compiled compiled;
+    FV_TRY(fv_rt_compile(&request, &compiled));
+    fv_status status = fv_rt_module_load(context, compiled.cubin, compiled.cubin_size,
+                                         &context->flush_module);
+    fv_rt_compiled_free(&compiled);
+    FV_TRY(status);
+    FV_TRY(fv_rt_module_function(context->flush_module, names[0], &context->flush_reader));
+    FV_CU_CHECK(context->driver, context->driver->memory_alloc(&context->flush_sink, 16),
+                "allocating the L2 flush's sink on device %d", context->info.ordinal);
+    return FV_OK;
+}
+
+static fv_status prepare_flush(fv_rt_context *context, fv_rt_flush flush)
+{
+    if (flush == FV_RT_FLUSH_NONE)
+        return FV_OK;
+    FV_TRY(ensure_flush_buffer(context));
+    if (flush == FV_RT_FLUSH_READ)
+        FV_TRY(ensure_flush_reader(context));
+    return FV_OK;
+}
+
+/* Enqueues the flush (prepare_flush has run) on the context's stream;
+ * `repeat` varies the memset's byte. */
+static fv_status enqueue_flush(fv_rt_context *context, fv_rt_flush flush, int repeat)
+{
+    fv_rt_driver *driver = context->driver;
+    if (flush == FV_RT_FLUSH_MEMSET)
+        FV_CU_CHECK(driver,
+                    driver->memset_d8_async(context->flush_buffer, (unsigned char)repeat,
+                                            context->flush_bytes, context->stream),
+                    "flushing the L2 of device %d", context->info.ordinal);
+    if (flush != FV_RT_FLUSH_READ)
+        return FV_OK;
+    unsigned long long vectors = context->flush_bytes / 16;
+    void *arguments[] = {&context->flush_buffer, &vectors, &context->flush_sink};
+    int sms = context->info.sm_count > 0 ? context->info.sm_count : 1;
+    fv_rt_launch_config config = {.grid = {(unsigned)(sms * READ_FLUSH_BLOCKS_PER_SM), 1, 1},
+                                  .block = {READ_FLUSH_THREADS, 1, 1}};
+    FV_TRY(fv_rt_launch(context->flush_reader, &config, arguments));
     return FV_OK;
 }
 
@@ -486,15 +579,10 @@ static fv_status record(fv_rt_context *context, CUevent event, CUstream stream)
 
 /* One timed repeat: flush (untimed), start event, the case's kernels, stop. */
 static fv_status timed_repeat(fv_rt_context *context, fv_rt_launch_sequence sequence,
-                              void *user_data, bool flush_l2, int repeat, CUevent start,
+                              void *user_data, fv_rt_flush flush, int repeat, CUevent start,
                               CUevent stop)
 {
-    fv_rt_driver *driver = context->driver;
-    if (flush_l2)
-        FV_CU_CHECK(driver,
-                    driver->memset_d8_async(context->flush_buffer, (unsigned char)repeat,
-                                            context->flush_bytes, context->stream),
-                    "flushing the L2 of device %d", context->info.ordinal);
+    FV_TRY(enqueue_flush(context, flush, repeat));
     FV_TRY(record(context, start, context->stream));
     FV_TRY(sequence(context, user_data));
     FV_TRY(record(context, stop, context->stream));
@@ -509,7 +597,7 @@ static fv_status run_timing(fv_rt_context *context, fv_rt_launch_sequence sequen
     for (int i = 0; i < timing->warmup; i++)
         FV_TRY(sequence(context, user_data));
     for (int r = 0; r < timing->repeats; r++)
-        FV_TRY(timed_repeat(context, sequence, user_data, timing->flush_l2, r,
+        FV_TRY(timed_repeat(context, sequence, user_data, timing->flush, r,
                             set->events[2 * r], set->events[2 * r + 1]));
     FV_CU_CHECK(driver, driver->event_synchronize(set->events[2 * timing->repeats - 1]),
                 "waiting for the timed kernels on device %d", context->info.ordinal);
@@ -527,8 +615,10 @@ fv_status fv_rt_time(fv_rt_context *context, fv_rt_launch_sequence sequence, voi
     if (timing->warmup < 0 || timing->repeats < 1 || timing->repeats > MAX_TIMING_REPEATS)
         FV_FAIL(FV_ERR_USAGE, "timing with %d warm-up runs and %d repeats", timing->warmup,
                 timing->repeats);
-    if (timing->flush_l2)
-        FV_TRY(ensure_flush_buffer(context));
+    if (timing->flush != FV_RT_FLUSH_NONE && timing->flush != FV_RT_FLUSH_MEMSET &&
+        timing->flush != FV_RT_FLUSH_READ)
+        FV_FAIL(FV_ERR_USAGE, "timing with unknown L2 flush %d", (int)timing->flush);
+    FV_TRY(prepare_flush(context, timing->flush));
     event_set set = {0};
     fv_status status;
     FV_TRY_GOTO(status, create_events(context, 2 * timing->repeats, &set), done);

@@ -38,7 +38,7 @@ typedef struct fv_rt_function fv_rt_function; /* owned by its module */
  * NULL and nothing is held. */
 fv_status fv_rt_context_open(fv_rt_driver *driver, int ordinal, fv_rt_context **context);
 
-/* Waits for outstanding work, destroys the stream and the L2-flush buffer and
+/* Waits for outstanding work, destroys the stream, the L2-flush buffer and kernel and
  * releases the primary context.  Unload modules and free buffers first.
  * Always releases what it can; returns the first failure (FV_ERR_CUDA, e.g.
  * the sticky error of an earlier kernel fault).  NULL is a no-op. */
@@ -166,20 +166,38 @@ fv_status fv_rt_memset(fv_rt_context *context, fv_rt_device_pointer destination,
  * fv_rt_launch.  Returns FV_OK or the first failure. */
 typedef fv_status (*fv_rt_launch_sequence)(fv_rt_context *context, void *user_data);
 
+/* How the L2 is emptied of a case's data before each timed execution
+ * (untimed): both pass over a buffer of twice the L2 size.  A memset (the
+ * common practice: nvbench, Triton's do_bench) leaves the L2 holding dirty
+ * lines of that buffer, whose write-back the timed kernel then pays; a read
+ * leaves clean lines, so the kernel pays only for its own traffic (on an
+ * H200 the memset cost a copy of 32 MiB each way 2.9 us of its 20.5,
+ * bench/results/h200-2026-11-27.md, "What the L2 flush costs"). */
+typedef enum fv_rt_flush {
+    FV_RT_FLUSH_NONE,   /* inputs may be served from L2 */
+    FV_RT_FLUSH_MEMSET, /* cuMemsetD8Async over the buffer */
+    FV_RT_FLUSH_READ,   /* a kernel that reads the buffer and writes nothing */
+} fv_rt_flush;
+
+/* The CUDA source of FV_RT_FLUSH_READ's kernel, fv_l2_read_flush(buffer,
+ * vectors, sink), for tests that compile it without a GPU. */
+const char *fv_rt_read_flush_source(void);
+
 typedef struct fv_rt_timing {
-    int warmup;    /* untimed executions first (>= 0) */
-    int repeats;   /* timed executions (>= 1), one sample each */
-    bool flush_l2; /* before each timed execution, overwrite a buffer of twice the L2 size
-                      (untimed) so inputs are not served from L2 */
+    int warmup;        /* untimed executions first (>= 0) */
+    int repeats;       /* timed executions (>= 1), one sample each */
+    fv_rt_flush flush; /* before each timed execution */
 } fv_rt_timing;
 
 /* Runs `sequence` timing->warmup times, then timing->repeats times, each
  * repeat bracketed by two events on the context's stream (the L2 flush, if
  * asked for, is enqueued before the first event, so the GPU stays busy while
- * the host enqueues the kernels).  Waits once at the end and writes
+ * the host enqueues the kernels; the read flush's kernel is compiled with
+ * NVRTC on its first use in a context).  Waits once at the end and writes
  * samples_ms[0 .. repeats-1] in milliseconds, in execution order; the caller
  * takes median, minimum and maximum.  Failure: the sequence's status,
- * FV_ERR_CUDA (kernel faults included), FV_ERR_USAGE for bad counts,
+ * FV_ERR_CUDA (kernel faults included), FV_ERR_USAGE for bad counts or an
+ * unknown flush, FV_ERR_NVRTC if the read flush's kernel does not compile,
  * FV_ERR_NOMEM; the samples are then unspecified. */
 fv_status fv_rt_time(fv_rt_context *context, fv_rt_launch_sequence sequence, void *user_data,
                      const fv_rt_timing *timing, float *samples_ms);

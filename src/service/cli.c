@@ -39,6 +39,8 @@ static void print_usage(FILE *stream)
             "  --device NAME          built-in device for compile-only: H100, H200, B200, GB200\n"
             "  --arch ARCH            NVRTC target, e.g. sm_90a or sm_100a\n"
             "  --repeats N, --warmup N  timed and untimed runs per case (default 20, 3)\n"
+            "  --flush memset|read    how the L2 is emptied before each timed run (default\n"
+            "                         memset, as nvbench; read leaves no dirty lines)\n"
             "  --kernel-cache DIR     cubin cache (default $FV_KERNEL_CACHE or\n"
             "                         ~/.cache/fuservalidate/kernels); --no-kernel-cache\n"
             "  --timeout SECONDS      per case; a worker past it is killed, the case is a\n"

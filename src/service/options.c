@@ -29,6 +29,7 @@ enum {
     OPTION_DEVICE,
     OPTION_ARCH,
     OPTION_REPEATS,
+    OPTION_FLUSH,
     OPTION_WARMUP,
     OPTION_KERNEL_CACHE,
     OPTION_NO_KERNEL_CACHE,
@@ -59,6 +60,7 @@ static const struct option long_options[] = {
     {"device", required_argument, NULL, OPTION_DEVICE},
     {"arch", required_argument, NULL, OPTION_ARCH},
     {"repeats", required_argument, NULL, OPTION_REPEATS},
+    {"flush", required_argument, NULL, OPTION_FLUSH},
     {"warmup", required_argument, NULL, OPTION_WARMUP},
     {"output", required_argument, NULL, 'o'},
     {"kernel-cache", required_argument, NULL, OPTION_KERNEL_CACHE},
@@ -193,6 +195,11 @@ fv_status fv_options_parse(const char *command, int argc, char **argv, fv_option
         case OPTION_TOLERANCE:
             if (!fv_tolerance_parse(optarg, &options->tolerance))
                 FV_FAIL(FV_ERR_USAGE, "--tolerance is bound or nvfuser, not '%s'", optarg);
+            break;
+        case OPTION_FLUSH:
+            if (strcmp(optarg, "memset") != 0 && strcmp(optarg, "read") != 0)
+                FV_FAIL(FV_ERR_USAGE, "--flush is memset or read, not '%s'", optarg);
+            options->flush_by_reading = strcmp(optarg, "read") == 0;
             break;
         case OPTION_COMPILE_ONLY: options->compile_only = true; break;
         case OPTION_NO_CHECK: options->no_check = true; break;

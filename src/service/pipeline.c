@@ -585,7 +585,9 @@ static fv_status time_case(fv_pipeline *p, const fv_case *c, launch_sequence *se
     if (repeats > FV_RESULT_MAX_SAMPLES)
         repeats = FV_RESULT_MAX_SAMPLES;
     float measured[FV_RESULT_MAX_SAMPLES];
-    fv_rt_timing timing = {.warmup = p->options.warmup, .repeats = repeats, .flush_l2 = true};
+    fv_rt_timing timing = {.warmup = p->options.warmup, .repeats = repeats,
+                           .flush = p->options.flush_by_reading ? FV_RT_FLUSH_READ
+                                                                 : FV_RT_FLUSH_MEMSET};
     double started = now_ms();
     FV_TRY(fv_rt_time(p->context, run_sequence, sequence, &timing, measured));
     result->timing_ms = now_ms() - started;

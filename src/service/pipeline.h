@@ -22,6 +22,8 @@ typedef struct fv_pipeline_options {
     const char *arch;           /* NVRTC target; NULL: the device's */
     int warmup;                 /* untimed runs before timing */
     int repeats;                /* timed runs (samples) */
+    bool flush_by_reading;      /* empty the L2 before each timed run by a read, not a
+                                   memset (FV_RT_FLUSH_READ / FV_RT_FLUSH_MEMSET) */
     fv_tolerance_policy tolerance;
     fv_store *store;            /* reference store; NULL computes references every time */
     fv_rt_cache *kernel_cache;  /* cubin cache; NULL compiles every time */

@@ -304,6 +304,8 @@ static fv_status build_worker_arguments(fv_run_session *session)
     FV_TRY(add_argument(arguments, &n, "--tolerance=%s", fv_tolerance_name(o->tolerance)));
     FV_TRY(add_argument(arguments, &n, "--repeats=%d", o->repeats));
     FV_TRY(add_argument(arguments, &n, "--warmup=%d", o->warmup));
+    if (o->flush_by_reading)
+        FV_TRY(add_argument(arguments, &n, "--flush=read"));
     if (o->compile_only)
         FV_TRY(add_argument(arguments, &n, "--compile-only"));
     if (o->no_check)
