@@ -223,6 +223,7 @@ static fv_archive_provenance make_provenance(void)
         .nvrtc_version = "12.4",
         .tolerance_policy = "bound",
         .mode = "run",
+        .l2_flush = "read",
         /* Ignored by create: */
         .finished_at = "1999-01-01T00:00:00Z",
         .exit_status = 77,
@@ -356,6 +357,7 @@ START_TEST(test_round_trip)
     ck_assert_str_eq(provenance.nvrtc_version, "12.4");
     ck_assert_str_eq(provenance.tolerance_policy, "bound");
     ck_assert_str_eq(provenance.mode, "run");
+    ck_assert_str_eq(provenance.l2_flush, "read");
     ck_assert_int_eq(provenance.exit_status, 1);
     ck_assert_int_eq(provenance.resume_count, 0);
     ck_assert(!provenance.replace_existing);
@@ -992,6 +994,31 @@ START_TEST(test_archive_without_later_columns)
 }
 END_TEST
 
+static void remove_l2_flush(hid_t file, const char *path)
+{
+    (void)path;
+    ck_assert_int_ge(H5Adelete(file, "l2_flush"), 0);
+}
+
+/* An archive of a build before the l2_flush attribute (every run then
+ * flushed with a memset) opens, and reads as "memset". */
+START_TEST(test_archive_without_l2_flush_reads_as_memset)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/no-flush-attribute.h5", fv_test_scratch_dir());
+    fv_archive *archive = create_archive(path);
+    append_rows(archive, 0, 2);
+    FV_ASSERT_OK(fv_archive_close(archive, 0));
+    tamper(path, remove_l2_flush);
+    fv_archive_reader *reader = open_reader(path);
+    fv_archive_provenance provenance;
+    fv_archive_read_provenance(reader, &provenance);
+    ck_assert_str_eq(provenance.l2_flush, "memset");
+    ck_assert_str_eq(provenance.mode, "run");
+    fv_archive_close_read(reader);
+}
+END_TEST
+
 START_TEST(test_foreign_files_rejected)
 {
     char path[1024];
@@ -1080,6 +1107,7 @@ static Suite *make_suite(void)
     tcase_add_test(errors, test_create_fails_early_for_unusable_paths);
     tcase_add_test(errors, test_create_refuses_to_overwrite);
     tcase_add_test(errors, test_foreign_files_rejected);
+    tcase_add_test(errors, test_archive_without_l2_flush_reads_as_memset);
     tcase_add_test(errors, test_archive_without_later_columns);
     tcase_add_test(errors, test_h5dump_reads_archive);
     suite_add_tcase(suite, errors);

@@ -299,6 +299,7 @@ static fv_status append_planted(fv_archive *archive, const planted_case *p, bool
 static fv_status write_planted_archive(const char *path, bool new_side)
 {
     fv_archive_provenance provenance = {.tool_version = "test", .mode = "run", .mpi_size = 1,
+                                        .l2_flush = new_side ? "read" : "memset",
                                         .replace_existing = true};
     fv_archive *archive = NULL;
     FV_TRY(fv_archive_create(path, &provenance, &archive));
@@ -474,6 +475,9 @@ START_TEST(compare_report_and_junit)
     fv_compare_print(&report, stream);
     ck_assert_int_eq(fclose(stream), 0);
     ck_assert_ptr_nonnull(strstr(printed, "new failures (4):"));
+    ck_assert_ptr_nonnull(strstr(printed, "note: the runs emptied the L2 differently before "
+                                          "each timed run (OLD --flush memset, NEW --flush "
+                                          "read)"));
     ck_assert_ptr_nonnull(strstr(printed, "regressions (1):\n  a/slower"));
     ck_assert_ptr_nonnull(strstr(printed, "kernel changes (1):"));
     ck_assert_ptr_nonnull(strstr(printed, H1 " -> " H2));

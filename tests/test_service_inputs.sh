@@ -72,6 +72,8 @@ grep -q -e "--flush is memset or read, not 'sometimes'" "$work/failure.log" ||
 # --flush read reaches the workers (compile-only: it changes nothing else)
 "$tool" run tests/cases/small_rms.sweep "${options[@]}" --flush read -o "$work/flush-read.h5" \
   > "$work/flush-read.log" 2>&1 || { cat "$work/flush-read.log" >&2; fail "--flush read failed"; }
+[ "$(attribute "$work/flush-read.h5" l2_flush)" = read ] || fail "the archive does not record --flush read"
+[ "$(attribute "$work/good.h5" l2_flush)" = memset ] || fail "the archive does not record the memset flush"
 expect_harness_failure "missing path" "$tool" run no/such/path "${options[@]}" -o "$work/x.h5"
 
 # A file-size limit stands in for a full disk: the flush that does not fit

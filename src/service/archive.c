@@ -193,6 +193,7 @@ enum {
     TEXT_NVRTC_VERSION,
     TEXT_TOLERANCE_POLICY,
     TEXT_MODE,
+    TEXT_L2_FLUSH,
     TEXT_COUNT
 };
 
@@ -202,6 +203,7 @@ static const provenance_field text_fields[TEXT_COUNT] = {
     PROVENANCE_FIELD(finished_at),    PROVENANCE_FIELD(hosts),
     PROVENANCE_FIELD(driver_version), PROVENANCE_FIELD(nvrtc_version),
     PROVENANCE_FIELD(tolerance_policy), PROVENANCE_FIELD(mode),
+    PROVENANCE_FIELD(l2_flush),
 };
 
 /* Integer attributes (int fields, stored as int64), in the order of
@@ -853,12 +855,25 @@ static fv_status write_provenance(hid_t file, const stored_provenance *stored, c
     return FV_OK;
 }
 
+/* A text attribute that archives of earlier builds lack, and the value it
+ * had then; NULL for a required one. */
+static const char *text_default(int field)
+{
+    return field == TEXT_L2_FLUSH ? "memset" : NULL;
+}
+
 static fv_status read_provenance(hid_t file, stored_provenance *stored, const char *path)
 {
     for (int i = 0; i < TEXT_COUNT; i++) {
         char *value = NULL;
-        FV_TRY(missing_is_corrupt(
-            fv_h5_read_string_attribute(file, text_fields[i].name, path, &value), path));
+        fv_status status = fv_h5_read_string_attribute(file, text_fields[i].name, path, &value);
+        if (status == FV_ERR_NOT_FOUND && text_default(i) != NULL) {
+            fv_error_clear();
+            value = strdup(text_default(i));
+            FV_CHECK_ALLOC(value);
+            status = FV_OK;
+        }
+        FV_TRY(missing_is_corrupt(status, path));
         free(stored->texts[i]);
         stored->texts[i] = value;
     }

@@ -72,6 +72,10 @@ typedef struct fv_archive_provenance {
     const char *nvrtc_version;    /* NVRTC version, e.g. "12.4" */
     const char *tolerance_policy; /* "bound" or "nvfuser", with any overrides */
     const char *mode;             /* "run" or "compile-only" */
+    const char *l2_flush;         /* how the L2 was emptied before each timed run: "memset"
+                                     or "read" (--flush); an archive written before this
+                                     attribute existed reads as "memset", the only flush
+                                     then */
     int exit_status;              /* the run's exit status, written at close; -1 until then */
     int resume_count;             /* times the archive was reopened by open_append */
     int format_version;           /* FV_ARCHIVE_FORMAT_VERSION */

@@ -245,6 +245,8 @@ static fv_status load_from(fv_archive_reader *reader, fv_compare_side *side)
     fv_archive_provenance provenance;
     fv_archive_read_provenance(reader, &provenance);
     snprintf(side->mode, sizeof side->mode, "%s", provenance.mode ? provenance.mode : "");
+    snprintf(side->l2_flush, sizeof side->l2_flush, "%s",
+             provenance.l2_flush ? provenance.l2_flush : "");
     side->elapsed_seconds = elapsed_between(provenance.started_at, provenance.finished_at);
     side->count = fv_archive_row_count(reader);
     side->results = calloc((size_t)side->count + 1, sizeof(fv_result));
@@ -675,6 +677,12 @@ static void print_header(FILE *stream, const fv_compare_report *report)
         fprintf(stream, "note: the runs' modes differ (%s, %s): only cases timed in both "
                         "are compared for performance\n",
                 old_side->mode, new_side->mode);
+    if (old_side->l2_flush[0] && new_side->l2_flush[0] &&
+        strcmp(old_side->l2_flush, new_side->l2_flush) != 0)
+        fprintf(stream, "note: the runs emptied the L2 differently before each timed run "
+                        "(OLD --flush %s, NEW --flush %s): their times differ by the flush as "
+                        "well as the kernels\n",
+                old_side->l2_flush, new_side->l2_flush);
 }
 
 void fv_compare_print(const fv_compare_report *report, FILE *stream)

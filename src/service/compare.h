@@ -100,6 +100,7 @@ fv_status fv_compare_samples(const double *old_ms, int old_count, const double *
 typedef struct fv_compare_side {
     char label[256];          /* the archive path, for messages */
     char mode[16];            /* "run", "compile-only", or "" if unknown */
+    char l2_flush[16];        /* "memset" or "read" (fv_archive_provenance) */
     double elapsed_seconds;   /* from started_at to finished_at; -1 if unknown */
     fv_result *results;       /* count rows, in archive order */
     int64_t count;

@@ -145,7 +145,8 @@ static fv_status open_archive(run_state *s, int argc, char **argv)
         .tool_version = FV_VERSION, .git_revision = FV_GIT_REVISION,
         .command_line = command ? command : "", .mpi_size = s->session.mpi.size,
         .hosts = host, .tolerance_policy = fv_tolerance_name(options->tolerance),
-        .mode = options->compile_only ? "compile-only" : "run"};
+        .mode = options->compile_only ? "compile-only" : "run",
+        .l2_flush = options->flush_by_reading ? "read" : "memset"};
     fv_status status = fv_archive_create(s->archive_path, &provenance, &s->recorder.archive);
     free(command);
     FV_TRY(status);
