@@ -17,4 +17,19 @@ cd "$source_dir"
     --kernel-cache "$work/kernels" | tee "$work/log"
 passed=$(grep -c '^pass ' "$work/log" || true)
 [ "$passed" -ge 27 ] || { echo "FAIL: only $passed cases passed" >&2; exit 1; }
+grep -q '^timing: median of 3 runs after 3 warm-up, the L2 emptied by a memset' "$work/log" ||
+  { echo "FAIL: the log does not say how the cases were timed" >&2; exit 1; }
+# the read flush: the same cases pass, and the log and the archive say so
+"$tool" run tests/cases/small_rms.sweep --require-gpu --repeats 3 --flush read \
+    -o "$work/read.h5" --refs "$work/refs" --kernel-cache "$work/kernels" > "$work/read.log"
+grep -q '^timing: .*emptied by a read' "$work/read.log" ||
+  { echo "FAIL: the log does not name the read flush" >&2; exit 1; }
+[ "$(grep -c '^pass ' "$work/read.log")" -ge 1 ] && ! grep -q '^fail ' "$work/read.log" ||
+  { echo "FAIL: cases failed with --flush read" >&2; cat "$work/read.log" >&2; exit 1; }
+if command -v h5dump >/dev/null 2>&1; then
+  h5dump -a /l2_flush "$work/read.h5" | grep -q '"read"' ||
+    { echo "FAIL: the archive does not record the read flush" >&2; exit 1; }
+else
+  echo "test_gpu_cases: h5dump is not on PATH: the archive's l2_flush is not read back"
+fi
 echo "test_gpu_cases: ok"

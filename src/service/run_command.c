@@ -410,6 +410,11 @@ static fv_status record_devices(run_state *s, const startup_report *reports)
     fv_text_free(&hosts);
     FV_TRY(status);
     printf("archive %s\n", s->archive_path);
+    if (!all_compile_only)
+        printf("timing: median of %d runs after %d warm-up, the L2 emptied by a %s before "
+               "each (--flush)\n",
+               s->session.options->repeats, s->session.options->warmup,
+               s->session.options->flush_by_reading ? "read" : "memset");
     fflush(stdout);
     return FV_OK;
 }
