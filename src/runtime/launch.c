@@ -29,7 +29,8 @@ struct fv_rt_context {
     fv_rt_device_info info;
     CUdeviceptr flush_buffer; /* 2 x L2 bytes, zeroed, allocated on first use */
     size_t flush_bytes;
-    CUdeviceptr flush_sink;   /* one 16-byte vector the read flush could write (never does) */
+    CUdeviceptr flush_sink;   /* one 16-byte vector the read flush writes only if the buffer
+                                 is not zero (after a memset flush with another byte) */
     fv_rt_module *flush_module;  /* the read flush's kernel, compiled on first use */
     fv_rt_function *flush_reader;
 };
@@ -484,11 +485,15 @@ const char *fv_rt_read_flush_source(void)
     return READ_FLUSH_SOURCE;
 }
 
-/* Compiles and loads the read flush's kernel for this device, once. */
+/* Compiles and loads the read flush's kernel for this device, once; the
+ * kernel is kept only when its sink and module are both in place. */
 static fv_status ensure_flush_reader(fv_rt_context *context)
 {
     if (context->flush_reader != NULL)
         return FV_OK;
+    if (context->flush_sink == 0)
+        FV_CU_CHECK(context->driver, context->driver->memory_alloc(&context->flush_sink, 16),
+                    "allocating the L2 flush's sink on device %d", context->info.ordinal);
     char arch[FV_RT_ARCH_CAPACITY];
     FV_TRY(fv_rt_device_arch(context->info.compute_major, context->info.compute_minor, arch,
                              sizeof arch));
@@ -498,13 +503,18 @@ static fv_status ensure_flush_reader(fv_rt_context *context)
                                      .kernel_names = names, .kernel_count = 1, .arch = arch};
     fv_rt_compiled compiled;
     FV_TRY(fv_rt_compile(&request, &compiled));
-    fv_status status = fv_rt_module_load(context, compiled.cubin, compiled.cubin_size,
-                                         &context->flush_module);
+    fv_rt_module *module = NULL;
+    fv_status status = fv_rt_module_load(context, compiled.cubin, compiled.cubin_size, &module);
     fv_rt_compiled_free(&compiled);
     FV_TRY(status);
-    FV_TRY(fv_rt_module_function(context->flush_module, names[0], &context->flush_reader));
-    FV_CU_CHECK(context->driver, context->driver->memory_alloc(&context->flush_sink, 16),
-                "allocating the L2 flush's sink on device %d", context->info.ordinal);
+    fv_rt_function *reader = NULL;
+    status = fv_rt_module_function(module, names[0], &reader);
+    if (status != FV_OK) {
+        keep_first(&status, fv_rt_module_unload(module));
+        return status;
+    }
+    context->flush_module = module;
+    context->flush_reader = reader;
     return FV_OK;
 }
 
