@@ -20,47 +20,14 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
+// The generated kernels' device helpers: the mbarrier and bulk-copy wrappers.
+#include "../src/codegen/common.cuh"
+
 __device__ __forceinline__ void named_sync(int id, int count)
 {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
 
-
-__device__ __forceinline__ unsigned shared_address(const void *pointer)
-{
-    return (unsigned)__cvta_generic_to_shared(pointer);
-}
-__device__ __forceinline__ void barrier_init(unsigned long long *barrier, unsigned count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(barrier)), "r"(count));
-}
-__device__ __forceinline__ void barrier_wait(unsigned long long *barrier, unsigned parity)
-{
-    unsigned ready = 0;
-    while (!ready)
-        asm volatile("{\n .reg .pred done;\n mbarrier.try_wait.parity.shared::cta.b64 done, [%1], %2;\n"
-                     " selp.u32 %0, 1, 0, done;\n}\n"
-                     : "=r"(ready) : "r"(shared_address(barrier)), "r"(parity) : "memory");
-}
-__device__ __forceinline__ void barrier_arrive(unsigned long long *barrier)
-{
-    unsigned long long state;
-    asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];\n" : "=l"(state) : "r"(shared_address(barrier)) : "memory");
-    (void)state;
-}
-__device__ __forceinline__ void barrier_expect_bytes(unsigned long long *barrier, unsigned bytes)
-{
-    unsigned long long state;
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 %0, [%1], %2;\n"
-                 : "=l"(state) : "r"(shared_address(barrier)), "r"(bytes) : "memory");
-    (void)state;
-}
-__device__ __forceinline__ void bulk_copy(void *shared, const void *global, unsigned bytes,
-                                          unsigned long long *barrier)
-{
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
-                 ::"r"(shared_address(shared)), "l"(global), "r"(bytes), "r"(shared_address(barrier)) : "memory");
-}
 
 // variant bit 0: warps 0-11 pass named barrier 1 (384 threads) twice, around a scratch write;
 // variant bit 1: thread 384 alone loops for a while first (the producer leader);
@@ -77,20 +44,20 @@ __global__ void exchange(int variant, const float *row, float *out, int spin)
     const int t = threadIdx.x;
     float value = (float)t;
     if (t == 0) {
-        barrier_init(&full, 1);
-        barrier_init(&empty, 384);
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        fv_barrier_init(&full, 1);
+        fv_barrier_init(&empty, 384);
+        fv_barrier_fence_init();
     }
     __syncthreads();
     if (variant & 4) {
         if (t == 384) {
-            barrier_expect_bytes(&full, 4096);
-            bulk_copy(stage, row, 4096, &full);
-            barrier_wait(&empty, 0);
+            fv_barrier_expect_bytes(&full, 4096);
+            fv_bulk_copy(stage, row, 4096, &full);
+            fv_barrier_wait(&empty, 0);
         } else if (t < 384) {
-            barrier_wait(&full, 0);
+            fv_barrier_wait(&full, 0);
             value += stage[t] + stage[t + 384 < 1024 ? t + 384 : t];
-            barrier_arrive(&empty);
+            fv_barrier_arrive(&empty);
         }
         __syncwarp();
     }

@@ -518,6 +518,25 @@ static fv_status ensure_flush_reader(fv_rt_context *context)
     return FV_OK;
 }
 
+static const char *const FLUSH_NAMES[] = {
+    [FV_RT_FLUSH_MEMSET] = "memset", [FV_RT_FLUSH_READ] = "read", [FV_RT_FLUSH_NONE] = "none"};
+
+const char *fv_rt_flush_name(fv_rt_flush flush)
+{
+    return (unsigned)flush < sizeof FLUSH_NAMES / sizeof FLUSH_NAMES[0] ? FLUSH_NAMES[flush]
+                                                                        : NULL;
+}
+
+bool fv_rt_flush_parse(const char *text, fv_rt_flush *flush)
+{
+    for (unsigned i = 0; i < sizeof FLUSH_NAMES / sizeof FLUSH_NAMES[0]; i++)
+        if (strcmp(text, FLUSH_NAMES[i]) == 0) {
+            *flush = (fv_rt_flush)i;
+            return true;
+        }
+    return false;
+}
+
 static fv_status prepare_flush(fv_rt_context *context, fv_rt_flush flush)
 {
     if (flush == FV_RT_FLUSH_NONE)
@@ -625,8 +644,7 @@ fv_status fv_rt_time(fv_rt_context *context, fv_rt_launch_sequence sequence, voi
     if (timing->warmup < 0 || timing->repeats < 1 || timing->repeats > MAX_TIMING_REPEATS)
         FV_FAIL(FV_ERR_USAGE, "timing with %d warm-up runs and %d repeats", timing->warmup,
                 timing->repeats);
-    if (timing->flush != FV_RT_FLUSH_NONE && timing->flush != FV_RT_FLUSH_MEMSET &&
-        timing->flush != FV_RT_FLUSH_READ)
+    if (fv_rt_flush_name(timing->flush) == NULL)
         FV_FAIL(FV_ERR_USAGE, "timing with unknown L2 flush %d", (int)timing->flush);
     FV_TRY(prepare_flush(context, timing->flush));
     event_set set = {0};

@@ -174,10 +174,17 @@ typedef fv_status (*fv_rt_launch_sequence)(fv_rt_context *context, void *user_da
  * H200 the memset cost a copy of 32 MiB each way 2.9 us of its 20.5,
  * bench/results/h200-2026-11-27.md, "What the L2 flush costs"). */
 typedef enum fv_rt_flush {
-    FV_RT_FLUSH_NONE,   /* inputs may be served from L2 */
-    FV_RT_FLUSH_MEMSET, /* cuMemsetD8Async over the buffer */
+    FV_RT_FLUSH_MEMSET, /* cuMemsetD8Async over the buffer (the default: 0) */
     FV_RT_FLUSH_READ,   /* a kernel that reads the buffer and writes nothing */
+    FV_RT_FLUSH_NONE,   /* inputs may be served from L2 */
 } fv_rt_flush;
+
+/* "memset", "read" or "none"; NULL for a value outside the enum. */
+const char *fv_rt_flush_name(fv_rt_flush flush);
+
+/* Parses one of fv_rt_flush_name's names.  False (and *flush unchanged) for
+ * anything else. */
+bool fv_rt_flush_parse(const char *text, fv_rt_flush *flush);
 
 /* The CUDA source of FV_RT_FLUSH_READ's kernel, fv_l2_read_flush(buffer,
  * vectors, sink), for tests that compile it without a GPU. */

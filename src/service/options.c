@@ -197,9 +197,8 @@ fv_status fv_options_parse(const char *command, int argc, char **argv, fv_option
                 FV_FAIL(FV_ERR_USAGE, "--tolerance is bound or nvfuser, not '%s'", optarg);
             break;
         case OPTION_FLUSH:
-            if (strcmp(optarg, "memset") != 0 && strcmp(optarg, "read") != 0)
+            if (!fv_rt_flush_parse(optarg, &options->flush) || options->flush == FV_RT_FLUSH_NONE)
                 FV_FAIL(FV_ERR_USAGE, "--flush is memset or read, not '%s'", optarg);
-            options->flush_by_reading = strcmp(optarg, "read") == 0;
             break;
         case OPTION_COMPILE_ONLY: options->compile_only = true; break;
         case OPTION_NO_CHECK: options->no_check = true; break;

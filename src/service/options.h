@@ -8,6 +8,7 @@
 
 #include "common/status.h"
 #include "frontend/frontend.h"
+#include "runtime/launch.h"
 #include "schedule/device.h"
 #include "validate/compare.h"
 
@@ -31,8 +32,8 @@ typedef struct fv_options {
     const char *device;         /* built-in device for --compile-only ("H100", "B200"...) */
     const char *arch;           /* NVRTC target override ("sm_90a", "sm_100a") */
     int repeats, warmup;        /* timing */
-    bool flush_by_reading;      /* --flush read: empty the L2 before each timed run by
-                                   reading a buffer, not by a memset (fv_rt_flush) */
+    fv_rt_flush flush;          /* --flush: how the L2 is emptied before each timed run
+                                   (memset, the default, or read) */
     const char *output;         /* result archive path, or NULL for the default */
     const char *kernel_cache;   /* cubin cache directory, or NULL for the default */
     bool no_kernel_cache;

@@ -586,8 +586,7 @@ static fv_status time_case(fv_pipeline *p, const fv_case *c, launch_sequence *se
         repeats = FV_RESULT_MAX_SAMPLES;
     float measured[FV_RESULT_MAX_SAMPLES];
     fv_rt_timing timing = {.warmup = p->options.warmup, .repeats = repeats,
-                           .flush = p->options.flush_by_reading ? FV_RT_FLUSH_READ
-                                                                 : FV_RT_FLUSH_MEMSET};
+                           .flush = p->options.flush};
     double started = now_ms();
     FV_TRY(fv_rt_time(p->context, run_sequence, sequence, &timing, measured));
     result->timing_ms = now_ms() - started;

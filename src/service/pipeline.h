@@ -9,6 +9,7 @@
 #include "runtime/cache.h"
 #include "runtime/device.h"
 #include "runtime/driver.h"
+#include "runtime/launch.h"
 #include "runtime/nvrtc.h"
 #include "service/plan.h"
 #include "service/result.h"
@@ -22,8 +23,7 @@ typedef struct fv_pipeline_options {
     const char *arch;           /* NVRTC target; NULL: the device's */
     int warmup;                 /* untimed runs before timing */
     int repeats;                /* timed runs (samples) */
-    bool flush_by_reading;      /* empty the L2 before each timed run by a read, not a
-                                   memset (FV_RT_FLUSH_READ / FV_RT_FLUSH_MEMSET) */
+    fv_rt_flush flush;          /* how the L2 is emptied before each timed run */
     fv_tolerance_policy tolerance;
     fv_store *store;            /* reference store; NULL computes references every time */
     fv_rt_cache *kernel_cache;  /* cubin cache; NULL compiles every time */

@@ -146,7 +146,7 @@ static fv_status open_archive(run_state *s, int argc, char **argv)
         .command_line = command ? command : "", .mpi_size = s->session.mpi.size,
         .hosts = host, .tolerance_policy = fv_tolerance_name(options->tolerance),
         .mode = options->compile_only ? "compile-only" : "run",
-        .l2_flush = options->flush_by_reading ? "read" : "memset"};
+        .l2_flush = fv_rt_flush_name(options->flush)};
     fv_status status = fv_archive_create(s->archive_path, &provenance, &s->recorder.archive);
     free(command);
     FV_TRY(status);
@@ -305,8 +305,7 @@ static fv_status build_worker_arguments(fv_run_session *session)
     FV_TRY(add_argument(arguments, &n, "--tolerance=%s", fv_tolerance_name(o->tolerance)));
     FV_TRY(add_argument(arguments, &n, "--repeats=%d", o->repeats));
     FV_TRY(add_argument(arguments, &n, "--warmup=%d", o->warmup));
-    if (o->flush_by_reading)
-        FV_TRY(add_argument(arguments, &n, "--flush=read"));
+    FV_TRY(add_argument(arguments, &n, "--flush=%s", fv_rt_flush_name(o->flush)));
     if (o->compile_only)
         FV_TRY(add_argument(arguments, &n, "--compile-only"));
     if (o->no_check)
@@ -414,7 +413,7 @@ static fv_status record_devices(run_state *s, const startup_report *reports)
         printf("timing: median of %d runs after %d warm-up, the L2 emptied by a %s before "
                "each (--flush)\n",
                s->session.options->repeats, s->session.options->warmup,
-               s->session.options->flush_by_reading ? "read" : "memset");
+               fv_rt_flush_name(s->session.options->flush));
     fflush(stdout);
     return FV_OK;
 }

@@ -124,7 +124,7 @@ static fv_status open_worker(worker_state *w)
         FV_TRY(fv_store_open(w->options->refs_dir, w->options->max_ref_bytes, &w->store));
     fv_pipeline_options pipeline_options = {
         .compile_only = w->compile_only, .arch = w->options->arch, .warmup = w->options->warmup,
-        .repeats = w->options->repeats, .flush_by_reading = w->options->flush_by_reading,
+        .repeats = w->options->repeats, .flush = w->options->flush,
         .tolerance = w->options->tolerance, .store = w->store,
         .kernel_cache = w->kernel_cache, .threads = w->options->threads,
         .check_outputs = !w->options->no_check,
