@@ -837,6 +837,30 @@ static int bounded_blocks(norm_kind kind, fv_dtype dtype, int64_t hidden, const 
     return chosen.bounded_blocks;
 }
 
+
+/* hold_floats: a 16-bit row buffer on full 16-byte vectors may take the
+ * register estimate to 224, where an fp32 one or a weight stops at 223.
+ * LN bwd bf16 16384 x 8192 (256 threads, 1 block per SM, 32 elements per
+ * thread) then holds the weight and both rows as float (192 + 32); fp32 at
+ * 16384 x 4096 (the same 192 before its rows) holds only the weight, and
+ * the odd-length bf16 rows of 2048 x 4095 keep one row as float. */
+START_TEST(sixteen_bit_rows_held_as_float_up_to_224_registers)
+{
+    choice chosen;
+    choose_multiwave(NORM_LAYER_BACKWARD, FV_BF16, 8192, "H100", &chosen);
+    ck_assert_msg(strstr(chosen.params.description, "held as float in registers: row-constant "
+                                                    "inputs and the row buffers, ~224 registers") != NULL,
+                  "%s", chosen.params.description);
+    choose_multiwave(NORM_LAYER_BACKWARD, FV_F32, 4096, "H100", &chosen);
+    ck_assert_msg(strstr(chosen.params.description, "held as float in registers: row-constant "
+                                                    "inputs, ~192 registers") != NULL,
+                  "%s", chosen.params.description);
+    choose_norm(NORM_LAYER_BACKWARD, FV_BF16, 2048, 4095, FV_APPROACH_MULTIWAVE, "H100", &chosen);
+    ck_assert_msg(strstr(chosen.params.description, "held as float in registers: row-constant "
+                                                    "inputs and 1 of 2 row buffers, ~192 registers") != NULL,
+                  "%s", chosen.params.description);
+}
+END_TEST
 /* Multi-wave kernels on full 16-byte vectors ask ptxas for the blocks per
  * SM their cooperative grid is sized for where the memory is fast per SM
  * (H200: 36 GB/s, B200: 54), and leave it the registers on the H100 (25
@@ -1462,6 +1486,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, forward_rows_held_as_float_in_one_wave);
     tcase_add_test(tcase, forward_blocks_of_two_rows);
     tcase_add_test(tcase, multi_wave_launch_bounds_follow_the_memory);
+    tcase_add_test(tcase, sixteen_bit_rows_held_as_float_up_to_224_registers);
     tcase_add_test(tcase, softmax_keeps_exp_where_rows_are_issue_bound);
     tcase_add_test(tcase, odd_rows_copy_aligned_spans);
     tcase_add_test(tcase, forward_rows_refill_one_slot_for_the_cache);

@@ -53,7 +53,16 @@ enum {
                                     carveout (256 KiB unified on compute capability 9.0 and
                                     10.0, 228 KiB of it shared at most) */
     FLOATS_REGISTER_MARGIN = 32, /* hold_floats stays this far under 255 (kernels it would take
-                                    closer were not measured) */
+                                    closer were not measured) ... */
+    HALF_ROW_FLOATS_REGISTER_MARGIN = 31, /* ... but a 16-bit row buffer may take the estimate
+                                             to 224 on full 16-byte vectors (its conversion
+                                             leaves every pass; odd-length rows compile to far
+                                             more registers than estimated): LN bwd
+                                             16-bit 16384 x 4096 / 8192 then hold both rows,
+                                             +1.1..+2.4% on an H200; fp32 rows held so ran
+                                             -0.3..+0.3%, and weights held at 224 instead of
+                                             cached (RMS bwd fp32 16384) 0.7% slower
+                                             (h200-2026-11-27.md, session 24) */
     FLOATS_MARGIN = 16,       /* spare registers hold_floats leaves, against the error of
                                  our register estimate */
     MULTIWAVE_MIN_ROW_GROUPS = 8, /* fewest row groups a multi-wave block walks */
@@ -687,10 +696,10 @@ static void cap_multiwave_blocks(const fv_device *device, int vector, candidate 
  * shared cache goes), then the buffered inputs in shared memory one at a
  * time (converted once per row instead of once per pass).  Blocks per SM do
  * not change: only registers the chosen occupancy leaves unused are taken. */
-static bool floats_fit(const candidate *c, int registers)
+static bool floats_fit(const candidate *c, int registers, int register_margin)
 {
     return registers <= c->spare - FLOATS_MARGIN &&
-           c->registers + registers <= MAX_REGISTERS - FLOATS_REGISTER_MARGIN;
+           c->registers + registers <= MAX_REGISTERS - register_margin;
 }
 
 static void hold_floats(const buffered_inputs *buffers, const fv_device *device, int vector,
@@ -698,14 +707,16 @@ static void hold_floats(const buffered_inputs *buffers, const fv_device *device,
 {
     int per_thread = c->batch * vector;
     int weights = buffers->cached_count * per_thread;
-    if (weights > 0 && floats_fit(c, weights)) {
+    if (weights > 0 && floats_fit(c, weights, FLOATS_REGISTER_MARGIN)) {
         c->weight_floats = true;
         c->cached = false;
         c->registers += weights;
         set_spare(device, c);
     }
     for (int i = 0; i < buffers->count; i++) {
-        if (!((c->in_shared >> i) & 1) || !floats_fit(c, per_thread))
+        bool half_row = buffers->element_bytes[i] == 2 && full_vectors(buffers, vector);
+        int margin = half_row ? HALF_ROW_FLOATS_REGISTER_MARGIN : FLOATS_REGISTER_MARGIN;
+        if (!((c->in_shared >> i) & 1) || !floats_fit(c, per_thread, margin))
             continue;
         c->row_floats |= 1u << i;
         c->registers += per_thread;
