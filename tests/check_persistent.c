@@ -818,26 +818,6 @@ START_TEST(oversized_rows_fall_back)
 }
 END_TEST
 
-/* The launch bounds of the one kernel of `kind` at 16384 x `hidden` on
- * `device_name`: the minimum blocks per SM they ask for, and *planned, the
- * blocks per SM of the plan's description. */
-static int bounded_blocks(norm_kind kind, fv_dtype dtype, int64_t hidden, const char *device_name,
-                          int *planned)
-{
-    choice chosen;
-    choose_norm(kind, dtype, 16384, hidden, FV_APPROACH_AUTO, device_name, &chosen);
-    ck_assert_int_eq(chosen.segments, 1);
-    ck_assert_int_gt(chosen.bounded_blocks, 0);
-    const char *description = chosen.params.description;
-    const char *per_sm = strstr(description, " blocks/SM");
-    ck_assert_ptr_nonnull(per_sm);
-    while (per_sm > description && per_sm[-1] >= '0' && per_sm[-1] <= '9')
-        per_sm--;
-    *planned = atoi(per_sm);
-    return chosen.bounded_blocks;
-}
-
-
 /* hold_floats: a 16-bit row buffer on full 16-byte vectors may take the
  * register estimate to 224, where an fp32 one or a weight stops at 223.
  * LN bwd bf16 16384 x 8192 (256 threads, 1 block per SM, 32 elements per
@@ -861,6 +841,26 @@ START_TEST(sixteen_bit_rows_held_as_float_up_to_224_registers)
                   "%s", chosen.params.description);
 }
 END_TEST
+
+/* The launch bounds of the one kernel of `kind` at 16384 x `hidden` on
+ * `device_name`: the minimum blocks per SM they ask for, and *planned, the
+ * blocks per SM of the plan's description. */
+static int bounded_blocks(norm_kind kind, fv_dtype dtype, int64_t hidden, const char *device_name,
+                          int *planned)
+{
+    choice chosen;
+    choose_norm(kind, dtype, 16384, hidden, FV_APPROACH_AUTO, device_name, &chosen);
+    ck_assert_int_eq(chosen.segments, 1);
+    ck_assert_int_gt(chosen.bounded_blocks, 0);
+    const char *description = chosen.params.description;
+    const char *per_sm = strstr(description, " blocks/SM");
+    ck_assert_ptr_nonnull(per_sm);
+    while (per_sm > description && per_sm[-1] >= '0' && per_sm[-1] <= '9')
+        per_sm--;
+    *planned = atoi(per_sm);
+    return chosen.bounded_blocks;
+}
+
 /* Multi-wave kernels on full 16-byte vectors ask ptxas for the blocks per
  * SM their cooperative grid is sized for where the memory is fast per SM
  * (H200: 36 GB/s, B200: 54), and leave it the registers on the H100 (25
