@@ -713,10 +713,11 @@ static void hold_floats(const buffered_inputs *buffers, const fv_device *device,
         c->registers += weights;
         set_spare(device, c);
     }
+    /* full 16-byte vectors of 8 elements: every row buffer is 16-bit */
+    bool half_rows = full_vectors(buffers, vector) && vector == 8;
+    int row_margin = half_rows ? HALF_ROW_FLOATS_REGISTER_MARGIN : FLOATS_REGISTER_MARGIN;
     for (int i = 0; i < buffers->count; i++) {
-        bool half_row = buffers->element_bytes[i] == 2 && full_vectors(buffers, vector);
-        int margin = half_row ? HALF_ROW_FLOATS_REGISTER_MARGIN : FLOATS_REGISTER_MARGIN;
-        if (!((c->in_shared >> i) & 1) || !floats_fit(c, per_thread, margin))
+        if (!((c->in_shared >> i) & 1) || !floats_fit(c, per_thread, row_margin))
             continue;
         c->row_floats |= 1u << i;
         c->registers += per_thread;
