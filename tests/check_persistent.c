@@ -912,7 +912,8 @@ START_TEST(forward_rows_held_as_float_in_one_wave)
     fv_device device;
     FV_ASSERT_OK(fv_sched_device_from_table("H100", &device));
     choice chosen;
-    choose_forward(NORM_LAYER_FORWARD, FV_BF16, 16384, 4096, "H100", &chosen);
+    /* (on the H100 these blocks walk two rows each: held_rows_take_two_rows_per_block_where_they_pay) */
+    choose_forward(NORM_LAYER_FORWARD, FV_BF16, 16384, 3072, "H200", &chosen);
     ck_assert_msg(rows_held_as_float(&chosen), "%s", chosen.params.description);
     ck_assert_ptr_nonnull(strstr(chosen.params.description, "5 blocks/SM (limited by registers)"));
     ck_assert_int_eq(chosen.launch.grid[0], 5 * device.sm_count);
@@ -949,9 +950,10 @@ END_TEST
 
 /* Forward blocks of a row each, left in shared memory on full 16-byte
  * vectors, at 3 or more blocks per SM walk two rows and end, over a grid of
- * rows / 2 blocks where that fills 4 waves or more; a warp per row, rows
- * held as float, 1-2 blocks per SM and rows of an odd length keep one
- * wave. */
+ * rows / 2 blocks where that fills 4 waves or more; a warp per row, 1-2
+ * blocks per SM and rows of an odd length keep one wave, and so do rows held
+ * as float shorter than 8 KiB on devices of 30 GB/s of DRAM bandwidth per SM
+ * or more (H200). */
 START_TEST(forward_blocks_of_two_rows)
 {
     static const forward_shape two_rows[] = {
@@ -986,7 +988,6 @@ START_TEST(forward_blocks_of_two_rows)
         int grid;
     } one_wave[] = {
         {{NORM_RMS_FORWARD, FV_BF16, 1024}, 8 * 132},   /* a warp per row */
-        {{NORM_LAYER_FORWARD, FV_BF16, 4096}, 5 * 132}, /* rows held as float */
         {{NORM_SOFTMAX, FV_F32, 16384}, 132},           /* 1 block per SM */
         {{NORM_RMS_FORWARD, FV_BF16, 16384}, 2 * 132},  /* 2 blocks per SM */
         {{NORM_LAYER_FORWARD, FV_F32, 4095}, 3 * 132},  /* 1-element vectors */
@@ -997,6 +998,64 @@ START_TEST(forward_blocks_of_two_rows)
         ck_assert_msg(!two_rows_per_block(&chosen), "%s", chosen.params.description);
         ck_assert_int_eq(chosen.launch.grid[0], one_wave[i].grid);
     }
+    /* rows of 4 KiB held as float keep the wave on the H200's faster memory */
+    choose_forward(NORM_LAYER_FORWARD, FV_BF16, 16384, 2048, "H200", &chosen);
+    ck_assert_msg(!two_rows_per_block(&chosen), "%s", chosen.params.description);
+    ck_assert_msg(rows_held_as_float(&chosen), "%s", chosen.params.description);
+    ck_assert_int_eq(chosen.launch.grid[0], 6 * 132);
+}
+END_TEST
+
+/* Layer norm's 16-bit rows held as float walk two rows per block too where
+ * a row's buffered inputs come to 8 KiB or more, and at any length on the
+ * H100 (25 GB/s of DRAM bandwidth per SM): LN fwd 16-bit 16384 x 2048-6144
+ * ran 3.4-5.6% faster so on an H100, x 4096-6144 3.9-7.0% faster on an
+ * H200, where x 2048-3072 (4-6 KiB rows) lost 4.5-6.6% (bench/results/
+ * h100-2026-11-27.md and h200-2026-11-27.md, session 25).  Their block,
+ * registers and blocks per SM stay those of the wave. */
+START_TEST(held_rows_take_two_rows_per_block_where_they_pay)
+{
+    static const struct {
+        const char *device;
+        int hidden;
+        bool two_rows;
+    } shapes[] = {
+        {"H100", 2048, true},  {"H100", 3072, true},  {"H100", 4096, true},
+        {"H100", 6144, true},  {"H200", 2048, false}, {"H200", 3072, false},
+        {"H200", 4096, true},  {"H200", 6144, true},  {"B200", 4096, true},
+    };
+    static const fv_dtype dtypes[] = {FV_BF16, FV_F16};
+    for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++) {
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            choice chosen;
+            choose_forward(NORM_LAYER_FORWARD, dtypes[d], 16384, shapes[i].hidden,
+                           shapes[i].device, &chosen);
+            const char *text = chosen.params.description;
+            ck_assert_msg(rows_held_as_float(&chosen), "%s", text);
+            ck_assert_msg(two_rows_per_block(&chosen) == shapes[i].two_rows, "%s: %s",
+                          shapes[i].device, text);
+            if (shapes[i].two_rows) {
+                ck_assert_int_eq(chosen.launch.grid[0], 8192);
+                assert_fits(&chosen, shapes[i].device, 16384);
+            }
+        }
+    }
+    /* the same block, registers and blocks per SM as the wave: the H100's plan
+     * is the H200's with two rows per block */
+    choice slower, faster;
+    choose_forward(NORM_LAYER_FORWARD, FV_BF16, 16384, 2048, "H100", &slower);
+    choose_forward(NORM_LAYER_FORWARD, FV_BF16, 16384, 2048, "H200", &faster);
+    size_t length = strlen(faster.params.description);
+    ck_assert_msg(strncmp(slower.params.description, faster.params.description, length) == 0,
+                  "%s\n%s", slower.params.description, faster.params.description);
+    ck_assert_str_eq(slower.params.description + length, ", 2 rows per block (not one wave)");
+    /* fp32 rows of 12 KiB on the H200 */
+    choose_forward(NORM_LAYER_FORWARD, FV_F32, 16384, 3072, "H200", &faster);
+    ck_assert_msg(two_rows_per_block(&faster), "%s", faster.params.description);
+    /* at 1-2 blocks per SM they keep the wave (8192: 2 blocks of 256 threads) */
+    choose_forward(NORM_LAYER_FORWARD, FV_BF16, 16384, 8192, "H100", &slower);
+    ck_assert_msg(!two_rows_per_block(&slower), "%s", slower.params.description);
+    ck_assert_int_eq(slower.launch.grid[0], 2 * 132);
 }
 END_TEST
 
@@ -1485,6 +1544,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, forward_norms_are_inner_persistent);
     tcase_add_test(tcase, forward_rows_held_as_float_in_one_wave);
     tcase_add_test(tcase, forward_blocks_of_two_rows);
+    tcase_add_test(tcase, held_rows_take_two_rows_per_block_where_they_pay);
     tcase_add_test(tcase, multi_wave_launch_bounds_follow_the_memory);
     tcase_add_test(tcase, sixteen_bit_rows_held_as_float_up_to_224_registers);
     tcase_add_test(tcase, softmax_keeps_exp_where_rows_are_issue_bound);

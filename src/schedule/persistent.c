@@ -68,6 +68,10 @@ enum {
     MULTIWAVE_MIN_ROW_GROUPS = 8, /* fewest row groups a multi-wave block walks */
     SHORT_BLOCK_ROUNDS = 2,   /* two_round_blocks: row groups each forward block walks */
     SHORT_BLOCK_MIN_PER_SM = 3, /* two_round_blocks: fewest blocks per SM it applies at */
+    SHORT_BLOCK_HELD_MIN_ROW_BYTES = 8192, /* ... and, with rows held as float on a device of
+                                              fast memory per SM, fewest bytes of a row's
+                                              buffered inputs (H200: 4-6 KiB rows lost 5-7%,
+                                              8-12 KiB gained 4-7%) */
     SHORT_BLOCK_MIN_WAVES = 4, /* ... and fewest waves its blocks must fill (at 1-2 waves,
                                   N = 2049, they ran -4.5..+4.9% on an H200) */
     FORWARD_FLOAT_ELEMENTS = 32, /* hold_forward_row_floats: most elements of a row per thread */
@@ -85,8 +89,10 @@ enum {
     ROW_PAIR_MAX_SINGLE = 32, /* ... with one outer reduction */
     STAGE_TWO_LOAD_FLOATS = 32, /* stage_two_rows_per_load: most floats of workspace rows a
                                    stage-2 thread loads before adding them */
-    BOUNDED_BLOCKS_MIN_GBS_PER_SM = 30, /* bounded_blocks_per_sm: DRAM GB/s per SM from which
-                                           multi-wave kernels ask ptxas for their blocks */
+    BOUNDED_BLOCKS_MIN_GBS_PER_SM = 30, /* fast_memory_per_sm: DRAM GB/s per SM from which
+                                           multi-wave kernels ask ptxas for their blocks and
+                                           forward rows held as float, if short, keep one
+                                           wave */
     MAX_ROW_SLOTS = 3,        /* deepen_prefetch's most row slots (4 measured no faster) */
     PREFETCH_BYTES_PER_SM = 32768, /* multi-wave rows in flight per SM under which a third
                                       row slot pays (H200, bench/results/h200-2026-11-22.md:
@@ -1221,12 +1227,27 @@ static bool search_blocks(const buffered_inputs *buffers, const fv_device *devic
  * 256-512 threads at 1-2 per SM ran up to 30% slower (layer norm, softmax),
  * a warp per row 3-5% slower (RMS norm bf16 768-1024), layer norm's rows
  * held as float -7.1..+3.0%, and layer norm's rows of an odd length
- * (1-element vectors) -3..-22%. */
-static bool two_round_blocks(const buffered_inputs *buffers, int vector, const candidate *c,
-                             int outer_reductions)
+ * (1-element vectors) -3..-22%.  Rows held as float (layer norm) take two
+ * rows per block where a row's buffered inputs come to
+ * SHORT_BLOCK_HELD_MIN_ROW_BYTES or more, and at any length where the
+ * device's DRAM bandwidth per SM is under BOUNDED_BLOCKS_MIN_GBS_PER_SM
+ * (fast_memory_per_sm).  Against one wave, three interleaved rounds at
+ * N = 16384 (bench/results/h100-2026-11-27.md and h200-2026-11-27.md,
+ * session 25):
+ *   H100: LN fwd bf16 / fp16 x 2048 +5.6 / +4.9%, x 3072 +3.8 / +3.8%,
+ *         x 4096 +3.6 / +3.4%, x 6144 +4.7 / +4.7%, fp32 x 3072 +2.7%;
+ *   H200: x 2048 -6.0 / -4.9%, x 3072 -6.6 / -4.5% (rows of 4-6 KiB),
+ *         x 4096 +5.4 / +7.0%, x 6144 +3.9 / +4.9%, fp32 x 3072 +4.8%. */
+static bool fast_memory_per_sm(const fv_device *device);
+
+static bool two_round_blocks(const buffered_inputs *buffers, const fv_device *device, int vector,
+                             const candidate *c, int outer_reductions)
 {
     return outer_reductions == 0 && c->cluster == 1 && c->block_y == 1 && !c->paired &&
-           buffers->count > 0 && c->in_shared == all_buffers(buffers) && c->row_floats == 0 &&
+           buffers->count > 0 && c->in_shared == all_buffers(buffers) &&
+           (c->row_floats == 0 || !fast_memory_per_sm(device) ||
+            (int64_t)c->row_capacity * (int64_t)row_element_bytes(buffers) >=
+                SHORT_BLOCK_HELD_MIN_ROW_BYTES) &&
            c->blocks_per_sm >= SHORT_BLOCK_MIN_PER_SM && full_vectors(buffers, vector);
 }
 
@@ -1313,7 +1334,7 @@ static int grid_blocks(const buffered_inputs *buffers, int vector, const fv_devi
     if (groups < 1)
         groups = 1;
     int64_t short_blocks = (outer + SHORT_BLOCK_ROUNDS - 1) / SHORT_BLOCK_ROUNDS;
-    if (two_round_blocks(buffers, vector, c, outer_reductions) &&
+    if (two_round_blocks(buffers, device, vector, c, outer_reductions) &&
         short_blocks >= SHORT_BLOCK_MIN_WAVES * groups)
         return (int)(short_blocks < INT_MAX ? short_blocks : INT_MAX); /* gridDim.x's limit */
     return (int)(groups * c->cluster);
@@ -1334,13 +1355,18 @@ static int grid_blocks(const buffered_inputs *buffers, int vector, const fv_devi
  * take far more registers than the estimate (LN bwd 16384 x 1023 ~104-136
  * estimated, 233 compiled), and bounded they spilled on sm_100a and fell
  * back to the general path. */
+/* True if the device has BOUNDED_BLOCKS_MIN_GBS_PER_SM or more of DRAM
+ * bandwidth per SM (H200 36, B200 54 GB/s; the H100's 25 is under it). */
+static bool fast_memory_per_sm(const fv_device *device)
+{
+    return device->sm_count > 0 &&
+           device->peak_bandwidth_gbs / device->sm_count >= BOUNDED_BLOCKS_MIN_GBS_PER_SM;
+}
+
 static int bounded_blocks_per_sm(const buffered_inputs *buffers, const fv_device *device,
                                  int outer_reductions, int vector, const candidate *best)
 {
-    bool fast_memory = device->sm_count > 0 &&
-                       device->peak_bandwidth_gbs / device->sm_count >=
-                           BOUNDED_BLOCKS_MIN_GBS_PER_SM;
-    return outer_reductions > 0 && fast_memory && full_vectors(buffers, vector)
+    return outer_reductions > 0 && fast_memory_per_sm(device) && full_vectors(buffers, vector)
                ? best->blocks_per_sm
                : 1;
 }
