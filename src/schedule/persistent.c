@@ -1215,39 +1215,51 @@ static bool search_blocks(const buffered_inputs *buffers, const fv_device *devic
     return found;
 }
 
+/* True if the device has BOUNDED_BLOCKS_MIN_GBS_PER_SM or more of DRAM
+ * bandwidth per SM (H200 36, B200 54 GB/s; the H100's 25 is under it). */
+static bool fast_memory_per_sm(const fv_device *device)
+{
+    return device->sm_count > 0 &&
+           device->peak_bandwidth_gbs / device->sm_count >= BOUNDED_BLOCKS_MIN_GBS_PER_SM;
+}
+
+/* Whether a forward block whose rows are held as float in registers (layer
+ * norm) may walk two rows (two_round_blocks): where a row's buffered inputs
+ * come to SHORT_BLOCK_HELD_MIN_ROW_BYTES or more, and at any length on a
+ * device without fast memory per SM.  Against one wave, three interleaved
+ * rounds at N = 16384 (bench/results/h100-2026-11-27.md and
+ * h200-2026-11-27.md, session 25):
+ *   H100: LN fwd bf16 / fp16 x 2048 +5.6 / +4.9%, x 3072 +3.8 / +3.8%,
+ *         x 4096 +3.6 / +3.4%, x 6144 +4.7 / +4.7%, fp32 x 3072 +2.7%;
+ *   H200: x 2048 -6.0 / -4.9%, x 3072 -6.6 / -4.5% (rows of 4-6 KiB; in
+ *         blocks of 3 or 4 rows -3.2..+0.5%), x 4096 +5.4 / +7.0%, x 6144
+ *         +3.9 / +4.9%, fp32 x 3072 +4.8%. */
+static bool held_rows_take_two_rounds(const buffered_inputs *buffers, const fv_device *device,
+                                      const candidate *c)
+{
+    int64_t row_bytes = (int64_t)c->row_capacity * (int64_t)row_element_bytes(buffers);
+    return !fast_memory_per_sm(device) || row_bytes >= SHORT_BLOCK_HELD_MIN_ROW_BYTES;
+}
+
 /* Whether a forward kernel's blocks may each walk SHORT_BLOCK_ROUNDS row
  * groups and end, instead of one wave of blocks that walk the rows until
- * they run out: a row per block, left in shared memory (not held as float
- * in registers) on full 16-byte vectors, with at least SHORT_BLOCK_MIN_PER_SM
- * blocks per SM.  grid_blocks takes them where they fill at least
+ * they run out: a row per block, left in shared memory on full 16-byte
+ * vectors (held as float in registers too only where
+ * held_rows_take_two_rounds), with at least SHORT_BLOCK_MIN_PER_SM blocks
+ * per SM.  grid_blocks takes them where they fill at least
  * SHORT_BLOCK_MIN_WAVES waves.
  * Measured on an H200 and an H100 (bench/results/h200-2026-11-22.md,
  * "Forward blocks of two rows"): RMS norm, softmax and fp32 layer norm at
  * N = 16384 ran 0.5-27% faster so at every such shape; elsewhere blocks of
  * 256-512 threads at 1-2 per SM ran up to 30% slower (layer norm, softmax),
- * a warp per row 3-5% slower (RMS norm bf16 768-1024), layer norm's rows
- * held as float -7.1..+3.0%, and layer norm's rows of an odd length
- * (1-element vectors) -3..-22%.  Rows held as float (layer norm) take two
- * rows per block where a row's buffered inputs come to
- * SHORT_BLOCK_HELD_MIN_ROW_BYTES or more, and at any length where the
- * device's DRAM bandwidth per SM is under BOUNDED_BLOCKS_MIN_GBS_PER_SM
- * (fast_memory_per_sm).  Against one wave, three interleaved rounds at
- * N = 16384 (bench/results/h100-2026-11-27.md and h200-2026-11-27.md,
- * session 25):
- *   H100: LN fwd bf16 / fp16 x 2048 +5.6 / +4.9%, x 3072 +3.8 / +3.8%,
- *         x 4096 +3.6 / +3.4%, x 6144 +4.7 / +4.7%, fp32 x 3072 +2.7%;
- *   H200: x 2048 -6.0 / -4.9%, x 3072 -6.6 / -4.5% (rows of 4-6 KiB),
- *         x 4096 +5.4 / +7.0%, x 6144 +3.9 / +4.9%, fp32 x 3072 +4.8%. */
-static bool fast_memory_per_sm(const fv_device *device);
-
+ * a warp per row 3-5% slower (RMS norm bf16 768-1024), and layer norm's
+ * rows of an odd length (1-element vectors) -3..-22%. */
 static bool two_round_blocks(const buffered_inputs *buffers, const fv_device *device, int vector,
                              const candidate *c, int outer_reductions)
 {
     return outer_reductions == 0 && c->cluster == 1 && c->block_y == 1 && !c->paired &&
            buffers->count > 0 && c->in_shared == all_buffers(buffers) &&
-           (c->row_floats == 0 || !fast_memory_per_sm(device) ||
-            (int64_t)c->row_capacity * (int64_t)row_element_bytes(buffers) >=
-                SHORT_BLOCK_HELD_MIN_ROW_BYTES) &&
+           (c->row_floats == 0 || held_rows_take_two_rounds(buffers, device, c)) &&
            c->blocks_per_sm >= SHORT_BLOCK_MIN_PER_SM && full_vectors(buffers, vector);
 }
 
@@ -1355,14 +1367,6 @@ static int grid_blocks(const buffered_inputs *buffers, int vector, const fv_devi
  * take far more registers than the estimate (LN bwd 16384 x 1023 ~104-136
  * estimated, 233 compiled), and bounded they spilled on sm_100a and fell
  * back to the general path. */
-/* True if the device has BOUNDED_BLOCKS_MIN_GBS_PER_SM or more of DRAM
- * bandwidth per SM (H200 36, B200 54 GB/s; the H100's 25 is under it). */
-static bool fast_memory_per_sm(const fv_device *device)
-{
-    return device->sm_count > 0 &&
-           device->peak_bandwidth_gbs / device->sm_count >= BOUNDED_BLOCKS_MIN_GBS_PER_SM;
-}
-
 static int bounded_blocks_per_sm(const buffered_inputs *buffers, const fv_device *device,
                                  int outer_reductions, int vector, const candidate *best)
 {
