@@ -989,7 +989,7 @@ START_TEST(forward_blocks_of_two_rows)
     } one_wave[] = {
         {{NORM_RMS_FORWARD, FV_BF16, 1024}, 8 * 132},   /* a warp per row */
         {{NORM_SOFTMAX, FV_F32, 16384}, 132},           /* 1 block per SM */
-        {{NORM_RMS_FORWARD, FV_BF16, 16384}, 2 * 132},  /* 2 blocks per SM */
+        {{NORM_SOFTMAX, FV_BF16, 16384}, 2 * 132},      /* 2 blocks per SM, 2 reduction levels */
         {{NORM_LAYER_FORWARD, FV_F32, 4095}, 3 * 132},  /* 1-element vectors */
     };
     for (size_t i = 0; i < sizeof one_wave / sizeof one_wave[0]; i++) {
@@ -998,6 +998,36 @@ START_TEST(forward_blocks_of_two_rows)
         ck_assert_msg(!two_rows_per_block(&chosen), "%s", chosen.params.description);
         ck_assert_int_eq(chosen.launch.grid[0], one_wave[i].grid);
     }
+    /* a single block reduction per row of one input (RMS norm) takes two rows
+     * at 1-2 blocks per SM too; the same rows with two inputs (the first
+     * segment of LN bwd at 2049 x 32760) keep the wave */
+    static const struct {
+        fv_dtype dtype;
+        int64_t hidden;
+        int blocks_per_sm;
+    } single_reduction[] = {
+        {FV_BF16, 16384, 2}, {FV_BF16, 32768, 1}, {FV_F32, 6144, 2}, {FV_F32, 32768, 1},
+    };
+    for (size_t i = 0; i < sizeof single_reduction / sizeof single_reduction[0]; i++) {
+        choose_forward(NORM_RMS_FORWARD, single_reduction[i].dtype, 16384,
+                       single_reduction[i].hidden, "H200", &chosen);
+        char blocks[32];
+        snprintf(blocks, sizeof blocks, "%d blocks/SM", single_reduction[i].blocks_per_sm);
+        ck_assert_msg(strstr(chosen.params.description, blocks) != NULL, "%s",
+                      chosen.params.description);
+        ck_assert_msg(two_rows_per_block(&chosen), "%s", chosen.params.description);
+        ck_assert_int_eq(chosen.launch.grid[0], 8192);
+        assert_fits(&chosen, "H200", 16384);
+    }
+    fv_case *segmented = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 2049, 32760, 0);
+    fv_device h200;
+    FV_ASSERT_OK(fv_sched_device_from_table("H200", &h200));
+    fv_case_plan plan;
+    FV_ASSERT_OK(fv_plan_case(segmented, &h200, &plan));
+    ck_assert_int_eq(plan.kernel_count, 2);
+    ck_assert_int_eq(plan.kernels[0].launch.grid[0], h200.sm_count);
+    fv_plan_free(&plan);
+    fv_case_free(segmented);
     /* rows of 4 KiB held as float keep the wave on the H200's faster memory */
     choose_forward(NORM_LAYER_FORWARD, FV_BF16, 16384, 2048, "H200", &chosen);
     ck_assert_msg(!two_rows_per_block(&chosen), "%s", chosen.params.description);

@@ -1246,21 +1246,32 @@ static bool held_rows_take_two_rounds(const buffered_inputs *buffers, const fv_d
  * they run out: a row per block, left in shared memory on full 16-byte
  * vectors (held as float in registers too only where
  * held_rows_take_two_rounds), with at least SHORT_BLOCK_MIN_PER_SM blocks
- * per SM.  grid_blocks takes them where they fill at least
- * SHORT_BLOCK_MIN_WAVES waves.
+ * per SM, or any number where each row takes a single block reduction
+ * and is one buffered input (`single_reduction`: one level of inner
+ * reductions and no var_mean, whose squared deviations take a second pass;
+ * RMS norm.  The one other such kernel, the first segment of LN bwd 16-bit
+ * at 2049 x 32760, on two inputs, was not measured and keeps its wave).
+ * grid_blocks takes them where they fill at least SHORT_BLOCK_MIN_WAVES
+ * waves.
  * Measured on an H200 and an H100 (bench/results/h200-2026-11-22.md,
  * "Forward blocks of two rows"): RMS norm, softmax and fp32 layer norm at
  * N = 16384 ran 0.5-27% faster so at every such shape; elsewhere blocks of
  * 256-512 threads at 1-2 per SM ran up to 30% slower (layer norm, softmax),
  * a warp per row 3-5% slower (RMS norm bf16 768-1024), and layer norm's
- * rows of an odd length (1-element vectors) -3..-22%. */
+ * rows of an odd length (1-element vectors) -3..-22%.  At 1-2 blocks per SM
+ * layer norm and softmax lost up to 30% there, while RMS norm gained; again
+ * with three interleaved rounds at N = 16384 (h200-2026-11-27.md and
+ * h100-2026-11-27.md, session 25), RMS fwd bf16 / fp16 / fp32 at 1-2 blocks
+ * per SM (H = 12288-32768; fp32 also 6144 / 8192) ran +0.8..+6.5% faster on
+ * an H200 (bf16 16384: 90.2 -> 95.6% of copy) and +3.2..+4.3% on an H100. */
 static bool two_round_blocks(const buffered_inputs *buffers, const fv_device *device, int vector,
-                             const candidate *c, int outer_reductions)
+                             const candidate *c, int outer_reductions, bool single_reduction)
 {
     return outer_reductions == 0 && c->cluster == 1 && c->block_y == 1 && !c->paired &&
            buffers->count > 0 && c->in_shared == all_buffers(buffers) &&
            (c->row_floats == 0 || held_rows_take_two_rounds(buffers, device, c)) &&
-           c->blocks_per_sm >= SHORT_BLOCK_MIN_PER_SM && full_vectors(buffers, vector);
+           (c->blocks_per_sm >= SHORT_BLOCK_MIN_PER_SM || single_reduction) &&
+           full_vectors(buffers, vector);
 }
 
 /* Columns of each block's share when `cluster` blocks split a row of
@@ -1337,7 +1348,8 @@ static int partial_cluster_blocks(const fv_device *device, int outer_reductions,
  * the rows ran 1-3% slower there, so the wave is not trimmed.  Forward
  * blocks that two_round_blocks takes are the exception. */
 static int grid_blocks(const buffered_inputs *buffers, int vector, const fv_device *device,
-                       const candidate *c, int64_t outer, int outer_reductions)
+                       const candidate *c, int64_t outer, int outer_reductions,
+                       bool single_reduction)
 {
     int64_t groups = (int64_t)c->blocks_per_sm * device->sm_count / c->cluster;
     int64_t most_useful = outer / (MULTIWAVE_MIN_ROW_GROUPS * c->block_y);
@@ -1346,7 +1358,7 @@ static int grid_blocks(const buffered_inputs *buffers, int vector, const fv_devi
     if (groups < 1)
         groups = 1;
     int64_t short_blocks = (outer + SHORT_BLOCK_ROUNDS - 1) / SHORT_BLOCK_ROUNDS;
-    if (two_round_blocks(buffers, device, vector, c, outer_reductions) &&
+    if (two_round_blocks(buffers, device, vector, c, outer_reductions, single_reduction) &&
         short_blocks >= SHORT_BLOCK_MIN_WAVES * groups)
         return (int)(short_blocks < INT_MAX ? short_blocks : INT_MAX); /* gridDim.x's limit */
     return (int)(groups * c->cluster);
@@ -1395,6 +1407,8 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     persistent_analysis analysis;
     FV_TRY(analyze(view, &analysis));
     int recomputed = recomputed_values(view, &analysis, NULL);
+    /* two_round_blocks; measured with one buffered input only (RMS norm) */
+    bool single_reduction = analysis.levels == 1 && !var_mean && buffers.count == 1;
     analysis_free(&analysis);
     bool found = false;
     int64_t row_bytes = inner * (int64_t)row_element_bytes(&buffers);
@@ -1437,7 +1451,8 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
                 *best = split;
         }
     }
-    best->grid = grid_blocks(&buffers, vector, device, best, outer, outer_reductions);
+    best->grid = grid_blocks(&buffers, vector, device, best, outer, outer_reductions,
+                             single_reduction);
     int partial_cluster = partial_cluster_blocks(device, outer_reductions, vector, max_cluster,
                                                  best);
     if (partial_cluster > 1) {
