@@ -912,11 +912,14 @@ START_TEST(forward_rows_held_as_float_in_one_wave)
     fv_device device;
     FV_ASSERT_OK(fv_sched_device_from_table("H100", &device));
     choice chosen;
-    /* (on the H100 these blocks walk two rows each: held_rows_take_two_rows_per_block_where_they_pay) */
+    /* (on the H100 these blocks walk two rows each:
+     * held_rows_take_two_rows_per_block_where_they_pay) */
+    fv_device h200;
+    FV_ASSERT_OK(fv_sched_device_from_table("H200", &h200));
     choose_forward(NORM_LAYER_FORWARD, FV_BF16, 16384, 3072, "H200", &chosen);
     ck_assert_msg(rows_held_as_float(&chosen), "%s", chosen.params.description);
     ck_assert_ptr_nonnull(strstr(chosen.params.description, "5 blocks/SM (limited by registers)"));
-    ck_assert_int_eq(chosen.launch.grid[0], 5 * device.sm_count);
+    ck_assert_int_eq(chosen.launch.grid[0], 5 * h200.sm_count);
     choose_forward(NORM_LAYER_FORWARD, FV_F16, 16384, 2048, "B200", &chosen);
     ck_assert_msg(rows_held_as_float(&chosen), "%s", chosen.params.description);
     /* a warp per row, 4 rows per block: one wave, fewer than 8 row groups each */
@@ -950,10 +953,11 @@ END_TEST
 
 /* Forward blocks of a row each, left in shared memory on full 16-byte
  * vectors, at 3 or more blocks per SM walk two rows and end, over a grid of
- * rows / 2 blocks where that fills 4 waves or more; a warp per row, 1-2
- * blocks per SM and rows of an odd length keep one wave, and so do rows held
- * as float shorter than 8 KiB on devices of 30 GB/s of DRAM bandwidth per SM
- * or more (H200). */
+ * rows / 2 blocks where that fills 4 waves or more; at 1-2 blocks per SM
+ * only rows of one input with a single reduction (RMS norm) do.  A warp per
+ * row and rows of an odd length keep one wave, and so do rows held as float
+ * shorter than 8 KiB on devices of 30 GB/s of DRAM bandwidth per SM or more
+ * (H200). */
 START_TEST(forward_blocks_of_two_rows)
 {
     static const forward_shape two_rows[] = {
@@ -1012,7 +1016,7 @@ START_TEST(forward_blocks_of_two_rows)
         choose_forward(NORM_RMS_FORWARD, single_reduction[i].dtype, 16384,
                        single_reduction[i].hidden, "H200", &chosen);
         char blocks[32];
-        snprintf(blocks, sizeof blocks, "%d blocks/SM", single_reduction[i].blocks_per_sm);
+        snprintf(blocks, sizeof blocks, " %d blocks/SM (", single_reduction[i].blocks_per_sm);
         ck_assert_msg(strstr(chosen.params.description, blocks) != NULL, "%s",
                       chosen.params.description);
         ck_assert_msg(two_rows_per_block(&chosen), "%s", chosen.params.description);
@@ -1025,6 +1029,9 @@ START_TEST(forward_blocks_of_two_rows)
     fv_case_plan plan;
     FV_ASSERT_OK(fv_plan_case(segmented, &h200, &plan));
     ck_assert_int_eq(plan.kernel_count, 2);
+    ck_assert_str_eq(plan.kernels[0].name, "fv_segment0_inner_persistent");
+    ck_assert_msg(strstr(plan.kernels[0].params.description, " 1 blocks/SM (") != NULL, "%s",
+                  plan.kernels[0].params.description);
     ck_assert_int_eq(plan.kernels[0].launch.grid[0], h200.sm_count);
     fv_plan_free(&plan);
     fv_case_free(segmented);
@@ -1052,7 +1059,8 @@ START_TEST(held_rows_take_two_rows_per_block_where_they_pay)
     } shapes[] = {
         {"H100", 2048, true},  {"H100", 3072, true},  {"H100", 4096, true},
         {"H100", 6144, true},  {"H200", 2048, false}, {"H200", 3072, false},
-        {"H200", 4096, true},  {"H200", 6144, true},  {"B200", 4096, true},
+        {"H200", 4096, true},  {"H200", 6144, true},
+        {"B200", 4096, true}, /* the H200's rule; not measured on a B200 */
     };
     static const fv_dtype dtypes[] = {FV_BF16, FV_F16};
     for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++) {
@@ -1084,6 +1092,7 @@ START_TEST(held_rows_take_two_rows_per_block_where_they_pay)
     ck_assert_msg(two_rows_per_block(&faster), "%s", faster.params.description);
     /* at 1-2 blocks per SM they keep the wave (8192: 2 blocks of 256 threads) */
     choose_forward(NORM_LAYER_FORWARD, FV_BF16, 16384, 8192, "H100", &slower);
+    ck_assert_msg(rows_held_as_float(&slower), "%s", slower.params.description);
     ck_assert_msg(!two_rows_per_block(&slower), "%s", slower.params.description);
     ck_assert_int_eq(slower.launch.grid[0], 2 * 132);
 }

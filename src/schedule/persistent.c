@@ -67,7 +67,8 @@ enum {
                                  our register estimate */
     MULTIWAVE_MIN_ROW_GROUPS = 8, /* fewest row groups a multi-wave block walks */
     SHORT_BLOCK_ROUNDS = 2,   /* two_round_blocks: row groups each forward block walks */
-    SHORT_BLOCK_MIN_PER_SM = 3, /* two_round_blocks: fewest blocks per SM it applies at */
+    SHORT_BLOCK_MIN_PER_SM = 3, /* two_round_blocks: fewest blocks per SM it applies at
+                                   (any, for rows of one input and one reduction) */
     SHORT_BLOCK_HELD_MIN_ROW_BYTES = 8192, /* ... and, with rows held as float on a device of
                                               fast memory per SM, fewest bytes of a row's
                                               buffered inputs (H200: 4-6 KiB rows lost 5-7%,
@@ -89,7 +90,7 @@ enum {
     ROW_PAIR_MAX_SINGLE = 32, /* ... with one outer reduction */
     STAGE_TWO_LOAD_FLOATS = 32, /* stage_two_rows_per_load: most floats of workspace rows a
                                    stage-2 thread loads before adding them */
-    BOUNDED_BLOCKS_MIN_GBS_PER_SM = 30, /* fast_memory_per_sm: DRAM GB/s per SM from which
+    FAST_MEMORY_MIN_GBS_PER_SM = 30, /* fast_memory_per_sm: DRAM GB/s per SM from which
                                            multi-wave kernels ask ptxas for their blocks and
                                            forward rows held as float, if short, keep one
                                            wave */
@@ -1215,30 +1216,38 @@ static bool search_blocks(const buffered_inputs *buffers, const fv_device *devic
     return found;
 }
 
-/* True if the device has BOUNDED_BLOCKS_MIN_GBS_PER_SM or more of DRAM
+/* True if the device has FAST_MEMORY_MIN_GBS_PER_SM or more of DRAM
  * bandwidth per SM (H200 36, B200 54 GB/s; the H100's 25 is under it). */
 static bool fast_memory_per_sm(const fv_device *device)
 {
     return device->sm_count > 0 &&
-           device->peak_bandwidth_gbs / device->sm_count >= BOUNDED_BLOCKS_MIN_GBS_PER_SM;
+           device->peak_bandwidth_gbs / device->sm_count >= FAST_MEMORY_MIN_GBS_PER_SM;
 }
 
+/* What two_round_blocks needs to know of a forward kernel's rows beyond its
+ * candidate. */
+typedef struct row_traits {
+    int64_t bytes;         /* a row's buffered inputs: H x their element bytes */
+    bool single_reduction; /* one inner reduction, not a var_mean (whose squared
+                              deviations take a second pass): RMS norm */
+} row_traits;
+
 /* Whether a forward block whose rows are held as float in registers (layer
- * norm) may walk two rows (two_round_blocks): where a row's buffered inputs
- * come to SHORT_BLOCK_HELD_MIN_ROW_BYTES or more, and at any length on a
- * device without fast memory per SM.  Against one wave, three interleaved
- * rounds at N = 16384 (bench/results/h100-2026-11-27.md and
- * h200-2026-11-27.md, session 25):
+ * norm's 16-bit rows; other rows where registers are spare) may walk two
+ * rows (two_round_blocks): where a row's buffered inputs come to
+ * SHORT_BLOCK_HELD_MIN_ROW_BYTES or more, and at any length on a device
+ * without fast memory per SM (measured on an H100 at 25 GB/s per SM; taken
+ * to hold for slower ones, as an A100's or an H100 PCIe's, too).  Against
+ * one wave, three interleaved rounds at N = 16384 (bench/results/
+ * h100-2026-11-27.md and h200-2026-11-27.md, session 25):
  *   H100: LN fwd bf16 / fp16 x 2048 +5.6 / +4.9%, x 3072 +3.8 / +3.8%,
  *         x 4096 +3.6 / +3.4%, x 6144 +4.7 / +4.7%, fp32 x 3072 +2.7%;
  *   H200: x 2048 -6.0 / -4.9%, x 3072 -6.6 / -4.5% (rows of 4-6 KiB; in
  *         blocks of 3 or 4 rows -3.2..+0.5%), x 4096 +5.4 / +7.0%, x 6144
  *         +3.9 / +4.9%, fp32 x 3072 +4.8%. */
-static bool held_rows_take_two_rounds(const buffered_inputs *buffers, const fv_device *device,
-                                      const candidate *c)
+static bool held_rows_take_two_rounds(const fv_device *device, const row_traits *rows)
 {
-    int64_t row_bytes = (int64_t)c->row_capacity * (int64_t)row_element_bytes(buffers);
-    return !fast_memory_per_sm(device) || row_bytes >= SHORT_BLOCK_HELD_MIN_ROW_BYTES;
+    return !fast_memory_per_sm(device) || rows->bytes >= SHORT_BLOCK_HELD_MIN_ROW_BYTES;
 }
 
 /* Whether a forward kernel's blocks may each walk SHORT_BLOCK_ROUNDS row
@@ -1246,13 +1255,9 @@ static bool held_rows_take_two_rounds(const buffered_inputs *buffers, const fv_d
  * they run out: a row per block, left in shared memory on full 16-byte
  * vectors (held as float in registers too only where
  * held_rows_take_two_rounds), with at least SHORT_BLOCK_MIN_PER_SM blocks
- * per SM, or any number where each row takes a single block reduction
- * and is one buffered input (`single_reduction`: one level of inner
- * reductions and no var_mean, whose squared deviations take a second pass;
- * RMS norm.  The one other such kernel, the first segment of LN bwd 16-bit
- * at 2049 x 32760, on two inputs, was not measured and keeps its wave).
- * grid_blocks takes them where they fill at least SHORT_BLOCK_MIN_WAVES
- * waves.
+ * per SM, or any number where each row is one buffered input with a
+ * single reduction (row_traits; RMS norm).  grid_blocks takes them where
+ * they fill at least SHORT_BLOCK_MIN_WAVES waves.
  * Measured on an H200 and an H100 (bench/results/h200-2026-11-22.md,
  * "Forward blocks of two rows"): RMS norm, softmax and fp32 layer norm at
  * N = 16384 ran 0.5-27% faster so at every such shape; elsewhere blocks of
@@ -1263,15 +1268,20 @@ static bool held_rows_take_two_rounds(const buffered_inputs *buffers, const fv_d
  * with three interleaved rounds at N = 16384 (h200-2026-11-27.md and
  * h100-2026-11-27.md, session 25), RMS fwd bf16 / fp16 / fp32 at 1-2 blocks
  * per SM (H = 12288-32768; fp32 also 6144 / 8192) ran +0.8..+6.5% faster on
- * an H200 (bf16 16384: 90.2 -> 95.6% of copy) and +3.2..+4.3% on an H100. */
+ * an H200 (bf16 16384: 90.2 -> 95.6% of copy), and at H = 12288-32768
+ * +3.2..+4.3% on an H100.  (Not timed: the same kernels at N = 2048, and
+ * kernels of two inputs with one reduction, which keep the wave.) */
 static bool two_round_blocks(const buffered_inputs *buffers, const fv_device *device, int vector,
-                             const candidate *c, int outer_reductions, bool single_reduction)
+                             const candidate *c, int outer_reductions, const row_traits *rows)
 {
-    return outer_reductions == 0 && c->cluster == 1 && c->block_y == 1 && !c->paired &&
-           buffers->count > 0 && c->in_shared == all_buffers(buffers) &&
-           (c->row_floats == 0 || held_rows_take_two_rounds(buffers, device, c)) &&
-           (c->blocks_per_sm >= SHORT_BLOCK_MIN_PER_SM || single_reduction) &&
-           full_vectors(buffers, vector);
+    if (outer_reductions != 0 || c->cluster != 1 || c->block_y != 1 || c->paired ||
+        buffers->count == 0 || c->in_shared != all_buffers(buffers) ||
+        !full_vectors(buffers, vector))
+        return false;
+    if (c->row_floats != 0 && !held_rows_take_two_rounds(device, rows))
+        return false;
+    return c->blocks_per_sm >= SHORT_BLOCK_MIN_PER_SM ||
+           (buffers->count == 1 && rows->single_reduction);
 }
 
 /* Columns of each block's share when `cluster` blocks split a row of
@@ -1349,7 +1359,7 @@ static int partial_cluster_blocks(const fv_device *device, int outer_reductions,
  * blocks that two_round_blocks takes are the exception. */
 static int grid_blocks(const buffered_inputs *buffers, int vector, const fv_device *device,
                        const candidate *c, int64_t outer, int outer_reductions,
-                       bool single_reduction)
+                       const row_traits *rows)
 {
     int64_t groups = (int64_t)c->blocks_per_sm * device->sm_count / c->cluster;
     int64_t most_useful = outer / (MULTIWAVE_MIN_ROW_GROUPS * c->block_y);
@@ -1358,7 +1368,7 @@ static int grid_blocks(const buffered_inputs *buffers, int vector, const fv_devi
     if (groups < 1)
         groups = 1;
     int64_t short_blocks = (outer + SHORT_BLOCK_ROUNDS - 1) / SHORT_BLOCK_ROUNDS;
-    if (two_round_blocks(buffers, device, vector, c, outer_reductions, single_reduction) &&
+    if (two_round_blocks(buffers, device, vector, c, outer_reductions, rows) &&
         short_blocks >= SHORT_BLOCK_MIN_WAVES * groups)
         return (int)(short_blocks < INT_MAX ? short_blocks : INT_MAX); /* gridDim.x's limit */
     return (int)(groups * c->cluster);
@@ -1374,7 +1384,7 @@ static int grid_blocks(const buffered_inputs *buffers, int vector, const fv_devi
  * -1.9%; bench/results/h200-2026-11-27.md).  More blocks keep more bytes in
  * flight, which a faster memory per SM needs (Little's law), so multi-wave
  * kernels are bounded where the device's DRAM bandwidth per SM is at least
- * BOUNDED_BLOCKS_MIN_GBS_PER_SM (H200 36, B200 54; H100 25 GB/s per SM).
+ * FAST_MEMORY_MIN_GBS_PER_SM (H200 36, B200 54; H100 25 GB/s per SM).
  * Only on full 16-byte vectors: rows of an odd length (shorter vectors)
  * take far more registers than the estimate (LN bwd 16384 x 1023 ~104-136
  * estimated, 233 compiled), and bounded they spilled on sm_100a and fell
@@ -1407,16 +1417,15 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     persistent_analysis analysis;
     FV_TRY(analyze(view, &analysis));
     int recomputed = recomputed_values(view, &analysis, NULL);
-    /* two_round_blocks; measured with one buffered input only (RMS norm) */
-    bool single_reduction = analysis.levels == 1 && !var_mean && buffers.count == 1;
+    row_traits rows = {.bytes = inner * (int64_t)row_element_bytes(&buffers),
+                       .single_reduction = analysis.inner_count == 1 && !var_mean};
     analysis_free(&analysis);
     bool found = false;
-    int64_t row_bytes = inner * (int64_t)row_element_bytes(&buffers);
     for (int cluster = 1; !found && cluster <= max_cluster; cluster *= 2) {
-        if (cluster > 1 && row_bytes / cluster < MIN_SLICE_BYTES) {
+        if (cluster > 1 && rows.bytes / cluster < MIN_SLICE_BYTES) {
             fv_text_printf(considered, "; clusters of %d: slices of %lld bytes, under the %d "
                            "that pay for the exchange", cluster,
-                           (long long)(row_bytes / cluster), MIN_SLICE_BYTES);
+                           (long long)(rows.bytes / cluster), MIN_SLICE_BYTES);
             break;
         }
         found = search_blocks(&buffers, device, outer_reductions, vector, inner, outer, cluster,
@@ -1438,7 +1447,7 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     if (pair_rows(&buffers, device, outer_reductions, vector, inner, best, &pair))
         *best = pair;
     if (best->cluster == 1 && max_cluster >= 2 && rereads_row_constants(&buffers, best) &&
-        row_bytes / 2 >= MIN_SLICE_BYTES) {
+        rows.bytes / 2 >= MIN_SLICE_BYTES) {
         fv_text_printf(considered, "; a row per block reads the row-constant inputs from device "
                                    "memory in every pass, so clusters of 2");
         candidate split;
@@ -1451,8 +1460,7 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
                 *best = split;
         }
     }
-    best->grid = grid_blocks(&buffers, vector, device, best, outer, outer_reductions,
-                             single_reduction);
+    best->grid = grid_blocks(&buffers, vector, device, best, outer, outer_reductions, &rows);
     int partial_cluster = partial_cluster_blocks(device, outer_reductions, vector, max_cluster,
                                                  best);
     if (partial_cluster > 1) {
