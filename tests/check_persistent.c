@@ -601,6 +601,16 @@ static void planned_free(planned_kernel *planned)
     fv_case_free(planned->c);
 }
 
+/* Plans `kind` at rows x hidden in `dtype` on the table device `device_name`
+ * (approach auto) into *planned. */
+static void plan_norm_on(norm_kind kind, fv_dtype dtype, int64_t rows, int64_t hidden,
+                         const char *device_name, planned_kernel *planned)
+{
+    planned->c = norm_case(kind, dtype, rows, hidden, 0);
+    FV_ASSERT_OK(fv_sched_device_from_table(device_name, &planned->device));
+    FV_ASSERT_OK(fv_plan_case(planned->c, &planned->device, &planned->plan));
+}
+
 /* Plans LN bwd 16384 x `hidden` on `target`, multi-wave, into *planned;
  * asserts one kernel and returns it. */
 static const fv_kernel_plan *plan_layer_norm_backward(const sixteen_bit_target *target,
@@ -802,19 +812,17 @@ END_TEST
  * families and says why. */
 START_TEST(oversized_rows_fall_back)
 {
-    fv_case *c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 16384, 262144, 0);
-    fv_device device;
-    FV_ASSERT_OK(fv_sched_device_from_table("H100", &device));
-    fv_case_plan plan;
-    FV_ASSERT_OK(fv_plan_case(c, &device, &plan));
-    ck_assert_int_eq(plan.kernel_count, 2);
-    ck_assert_str_eq(plan.segmentation.segments[0].scheduler->name, "inner_reduction");
-    ck_assert_str_eq(plan.segmentation.segments[1].scheduler->name, "outer_reduction");
-    ck_assert_msg(strstr(plan.fallback, "inner_outer_persistent") != NULL, "%s", plan.fallback);
-    ck_assert_msg(strstr(plan.fallback, "does not fit the persistent budgets") != NULL, "%s",
-                  plan.fallback);
-    fv_plan_free(&plan);
-    fv_case_free(c);
+    planned_kernel oversized;
+    plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 16384, 262144, "H100", &oversized);
+    const fv_case_plan *plan = &oversized.plan;
+    ck_assert_int_eq(plan->kernel_count, 2);
+    ck_assert_str_eq(plan->segmentation.segments[0].scheduler->name, "inner_reduction");
+    ck_assert_str_eq(plan->segmentation.segments[1].scheduler->name, "outer_reduction");
+    ck_assert_msg(strstr(plan->fallback, "inner_outer_persistent") != NULL, "%s",
+                  plan->fallback);
+    ck_assert_msg(strstr(plan->fallback, "does not fit the persistent budgets") != NULL, "%s",
+                  plan->fallback);
+    planned_free(&oversized);
 }
 END_TEST
 
@@ -1023,18 +1031,15 @@ START_TEST(forward_blocks_of_two_rows)
         ck_assert_int_eq(chosen.launch.grid[0], 8192);
         assert_fits(&chosen, "H200", 16384);
     }
-    fv_case *segmented = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 2049, 32760, 0);
-    fv_device h200;
-    FV_ASSERT_OK(fv_sched_device_from_table("H200", &h200));
-    fv_case_plan plan;
-    FV_ASSERT_OK(fv_plan_case(segmented, &h200, &plan));
-    ck_assert_int_eq(plan.kernel_count, 2);
-    ck_assert_str_eq(plan.kernels[0].name, "fv_segment0_inner_persistent");
-    ck_assert_msg(strstr(plan.kernels[0].params.description, " 1 blocks/SM (") != NULL, "%s",
-                  plan.kernels[0].params.description);
-    ck_assert_int_eq(plan.kernels[0].launch.grid[0], h200.sm_count);
-    fv_plan_free(&plan);
-    fv_case_free(segmented);
+    planned_kernel segmented;
+    plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 2049, 32760, "H200", &segmented);
+    ck_assert_int_eq(segmented.plan.kernel_count, 2);
+    const fv_kernel_plan *first = &segmented.plan.kernels[0];
+    ck_assert_str_eq(first->name, "fv_segment0_inner_persistent");
+    ck_assert_msg(strstr(first->params.description, " 1 blocks/SM (") != NULL, "%s",
+                  first->params.description);
+    ck_assert_int_eq(first->launch.grid[0], segmented.device.sm_count);
+    planned_free(&segmented);
     /* rows of 4 KiB held as float keep the wave on the H200's faster memory */
     choose_forward(NORM_LAYER_FORWARD, FV_BF16, 16384, 2048, "H200", &chosen);
     ck_assert_msg(!two_rows_per_block(&chosen), "%s", chosen.params.description);
