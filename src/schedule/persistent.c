@@ -71,8 +71,8 @@ enum {
                                    (any, for rows of one input and one reduction) */
     SHORT_BLOCK_HELD_MIN_ROW_BYTES = 8192, /* ... and, with rows held as float on a device of
                                               fast memory per SM, fewest bytes of a row's
-                                              buffered inputs (H200: 4-6 KiB rows lost 5-7%,
-                                              8-12 KiB gained 4-7%) */
+                                              buffered inputs (H200: 4-6 KiB rows lost
+                                              4.5-6.6%, 8-12 KiB gained 3.9-7.0%) */
     SHORT_BLOCK_MIN_WAVES = 4, /* ... and fewest waves its blocks must fill (at 1-2 waves,
                                   N = 2049, they ran -4.5..+4.9% on an H200) */
     FORWARD_FLOAT_ELEMENTS = 32, /* hold_forward_row_floats: most elements of a row per thread */
@@ -91,9 +91,9 @@ enum {
     STAGE_TWO_LOAD_FLOATS = 32, /* stage_two_rows_per_load: most floats of workspace rows a
                                    stage-2 thread loads before adding them */
     FAST_MEMORY_MIN_GBS_PER_SM = 30, /* fast_memory_per_sm: DRAM GB/s per SM from which
-                                           multi-wave kernels ask ptxas for their blocks and
-                                           forward rows held as float, if short, keep one
-                                           wave */
+                                        multi-wave kernels ask ptxas for their blocks and
+                                        forward rows held as float, if short, keep one
+                                        wave */
     MAX_ROW_SLOTS = 3,        /* deepen_prefetch's most row slots (4 measured no faster) */
     PREFETCH_BYTES_PER_SM = 32768, /* multi-wave rows in flight per SM under which a third
                                       row slot pays (H200, bench/results/h200-2026-11-22.md:
