@@ -118,7 +118,12 @@ START_TEST(seed_000_thunder_layer_norm_backward)
     static const struct {
         const char *device;
         int sms;
-    } devices[] = {{"H100", 132}, {"B200", 148}};
+        int blocks_per_sm; /* the multi-wave rule for 16 elements per thread */
+        const char *limit;
+    } devices[] = {
+        {"H100", 132, 2, "2 blocks/SM (limited by the multi-wave rule: at most 2 without fast "
+                         "memory per SM)"},
+        {"B200", 148, 3, "3 blocks/SM (limited by the multi-wave rule: at most 3)"}};
     for (size_t d = 0; d < 2; d++) {
         c->approach = d == 0 ? FV_APPROACH_AUTO : FV_APPROACH_MULTIWAVE;
         choice chosen;
@@ -132,26 +137,26 @@ START_TEST(seed_000_thunder_layer_norm_backward)
         ck_assert_msg(strstr(chosen.params.description, "~96 registers") != NULL, "%s",
                       chosen.params.description);
         /* registers allow 5 blocks per SM (nvFuser's choice); our measured
-         * multi-wave rule keeps 3 (16 elements per thread) */
+         * multi-wave rule keeps 3 (16 elements per thread), 2 on the H100
+         * (no fast memory per SM) */
         ck_assert_msg(strstr(chosen.params.description, "128 threads: batch 2, ~96 registers, "
                                                         "5 blocks/SM (registers)") != NULL,
                       "%s", chosen.params.description);
-        ck_assert_msg(strstr(chosen.params.description, "3 blocks/SM (limited by the multi-wave "
-                                                        "rule: at most 3)") != NULL,
-                      "%s", chosen.params.description);
-        ck_assert_int_eq(chosen.launch.grid[0], 3 * devices[d].sms);
+        ck_assert_msg(strstr(chosen.params.description, devices[d].limit) != NULL, "%s",
+                      chosen.params.description);
+        ck_assert_int_eq(chosen.launch.grid[0], devices[d].blocks_per_sm * devices[d].sms);
         ck_assert(chosen.launch.cooperative);
         /* dw and db partials: [grid / 2, 2048] floats each (the blocks add
          * theirs together in clusters of 2 first) */
         ck_assert_int_eq(chosen.launch.cluster, 2);
         ck_assert_int_eq(chosen.launch.workspace_bytes, 2LL * chosen.launch.grid[0] / 2 * 2048 * 4);
-        /* the registers 3 blocks/SM leave spare hold the weight and both
-         * rows as float (16 each per thread) */
+        /* the registers 2 or 3 blocks/SM leave spare hold the weight and
+         * both rows as float (16 each per thread) */
         ck_assert_msg(strstr(chosen.params.description, "held as float in registers: row-constant "
                                                         "inputs and the row buffers, ~144 registers") != NULL,
                       "%s", chosen.params.description);
         /* x and dy rows, and mean and invstd (an entry per thread each), three
-         * row slots of each (deepen_prefetch: 3 blocks x 8 KiB rows in
+         * row slots of each (deepen_prefetch: 2 or 3 blocks x 8 KiB rows in
          * flight per SM are under 32 KiB); no shared copy of the weight */
         ck_assert_msg(strstr(chosen.params.description, "3 row slots (next 2 rows copied") != NULL,
                       "%s", chosen.params.description);
@@ -869,6 +874,45 @@ static int bounded_blocks(norm_kind kind, fv_dtype dtype, int64_t hidden, const 
     return chosen.bounded_blocks;
 }
 
+/* The multi-wave rule for threads of fewer than 24 elements of a row: at
+ * most 3 blocks per SM where the memory is fast per SM (H200, B200), at
+ * most 2 on the H100; threads of 24 or more keep about 8 warps per SM on
+ * every device. */
+START_TEST(short_slices_take_two_blocks_without_fast_memory)
+{
+    static const struct {
+        norm_kind kind;
+        fv_dtype dtype;
+        int64_t hidden;
+        int h100, h200; /* blocks per SM */
+    } shapes[] = {
+        {NORM_LAYER_BACKWARD, FV_BF16, 2048, 2, 3}, /* 16 elements per thread */
+        {NORM_RMS_BACKWARD, FV_F16, 2048, 2, 3},
+        {NORM_LAYER_BACKWARD, FV_F32, 1024, 2, 3},  /* 8 */
+        {NORM_RMS_BACKWARD, FV_F32, 2048, 2, 3},    /* 16 */
+        {NORM_LAYER_BACKWARD, FV_BF16, 4096, 2, 2}, /* 32: ~8 warps on both */
+        {NORM_RMS_BACKWARD, FV_BF16, 1024, 2, 2},   /* 4 rows of 32 elements per block */
+    };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        for (int d = 0; d < 2; d++) {
+            const char *device = d == 0 ? "H100" : "H200";
+            int blocks = d == 0 ? shapes[s].h100 : shapes[s].h200;
+            choice chosen;
+            choose_norm(shapes[s].kind, shapes[s].dtype, 16384, shapes[s].hidden,
+                        FV_APPROACH_AUTO, device, &chosen);
+            ck_assert_int_eq(chosen.segments, 1);
+            ck_assert_str_eq(chosen.family, "inner_outer_persistent");
+            char expected[64];
+            snprintf(expected, sizeof expected, " %d blocks/SM (limited by the multi-wave rule",
+                     blocks);
+            ck_assert_msg(strstr(chosen.params.description, expected) != NULL, "%s, H = %lld: %s",
+                          device, (long long)shapes[s].hidden, chosen.params.description);
+            ck_assert_int_eq(chosen.launch.grid[0], blocks * 132);
+        }
+    }
+}
+END_TEST
+
 /* Multi-wave kernels on full 16-byte vectors ask ptxas for the blocks per
  * SM their cooperative grid is sized for where the memory is fast per SM
  * (H200: 36 GB/s, B200: 54), and leave it the registers on the H100 (25
@@ -882,7 +926,7 @@ START_TEST(multi_wave_launch_bounds_follow_the_memory)
     ck_assert_int_eq(bounded_blocks(NORM_RMS_BACKWARD, FV_BF16, 2048, "B200", &planned), planned);
     ck_assert_int_gt(planned, 1);
     ck_assert_int_eq(bounded_blocks(NORM_LAYER_BACKWARD, FV_BF16, 2048, "H100", &planned), 1);
-    ck_assert_int_eq(planned, 3);
+    ck_assert_int_eq(planned, 2);
     ck_assert_int_eq(bounded_blocks(NORM_LAYER_BACKWARD, FV_BF16, 1023, "H200", &planned), 1);
     ck_assert_int_gt(planned, 1);
     ck_assert_int_eq(bounded_blocks(NORM_LAYER_FORWARD, FV_BF16, 2048, "H200", &planned), 1);
@@ -1589,6 +1633,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, forward_rows_held_as_float_in_one_wave);
     tcase_add_test(tcase, forward_blocks_of_two_rows);
     tcase_add_test(tcase, held_rows_take_two_rows_per_block_where_they_pay);
+    tcase_add_test(tcase, short_slices_take_two_blocks_without_fast_memory);
     tcase_add_test(tcase, multi_wave_launch_bounds_follow_the_memory);
     tcase_add_test(tcase, sixteen_bit_rows_held_as_float_up_to_224_registers);
     tcase_add_test(tcase, softmax_keeps_exp_where_rows_are_issue_bound);

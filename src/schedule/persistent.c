@@ -675,24 +675,42 @@ static void occupancy(const fv_device *device, candidate *c)
     set_spare(device, c);
 }
 
-/* Resident blocks per SM of a multi-wave inner-outer kernel: at most 3; when
- * each thread holds 24 or more elements of a row, about 8 warps per SM (2
- * blocks of 128 threads, 1 of 256 or more).  Measured on an H100
+/* True if the device has FAST_MEMORY_MIN_GBS_PER_SM or more of DRAM
+ * bandwidth per SM (H200 36, B200 54 GB/s; the H100's 25 is under it). */
+static bool fast_memory_per_sm(const fv_device *device)
+{
+    return device->sm_count > 0 &&
+           device->peak_bandwidth_gbs / device->sm_count >= FAST_MEMORY_MIN_GBS_PER_SM;
+}
+
+/* Resident blocks per SM of a multi-wave inner-outer kernel: when each
+ * thread holds 24 or more elements of a row, about 8 warps per SM (2 blocks
+ * of 128 threads, 1 of 256 or more); shorter slices at most 3, or 2 on a
+ * device without fast memory per SM.  Measured on an H100
  * (bench/results/h100-2026-11-21.md): bf16 and fp16 layer-norm and RMS-norm
- * backward at N = 16384 and H = 1024 to 8192 ran 4-14% faster so than at
- * the 2 to 6 blocks their registers allow; fp32 within -0.6..+4.6%.  Fewer
- * blocks per SM also mean fewer partial rows in the workspace for stage 2.
- * Re-measured on an H200 with the floats and row slots (h200-2026-11-22.md):
- * 4 blocks / 12 warps and 6 / 16 ran up to 12% and 15% slower. */
+ * backward at N = 16384 and H = 1024 to 8192 ran 4-14% faster at 8 warps
+ * than at the 2 to 6 blocks their registers allow; fp32 within -0.6..+4.6%.
+ * Fewer blocks per SM also mean fewer partial rows in the workspace for
+ * stage 2.  Re-measured on an H200 with the floats and row slots
+ * (h200-2026-11-22.md): 4 blocks / 12 warps and 6 / 16 ran up to 12% and
+ * 15% slower.  Short slices on an H100 (h100-2026-11-28.md), 2 against 3
+ * blocks, three rounds at N = 16384: RMS bwd bf16 / fp16 2048 +1.1 / +1.1%,
+ * fp32 1024 / 2048 +1.9 / +0.6%; layer norm's, which ptxas already held to
+ * 2 blocks with its registers (no launch bounds there), within -0.1..+0.2%;
+ * 4 blocks -0.7..-9.3%.  On an H200 the bounded kernels at 3 blocks ran
+ * +1.8..+6.5% faster than at 2 for LN bwd 16-bit 2048 and fp32 1024, 3.6%
+ * slower for LN bwd fp32 2048 (h200-2026-11-27.md, "Launch bounds"). */
 static void cap_multiwave_blocks(const fv_device *device, int vector, candidate *c)
 {
     bool long_slices = c->batch * vector >= 24;
-    int most = long_slices ? (c->threads >= 256 ? 1 : 256 / c->threads) : 3;
+    int short_most = fast_memory_per_sm(device) ? 3 : 2;
+    int most = long_slices ? (c->threads >= 256 ? 1 : 256 / c->threads) : short_most;
     if (c->blocks_per_sm <= most)
         return;
     c->blocks_per_sm = most;
     c->limit = long_slices ? "the multi-wave rule: ~8 warps/SM with 24+ elements per thread"
-                           : "the multi-wave rule: at most 3";
+               : short_most == 3 ? "the multi-wave rule: at most 3"
+                                 : "the multi-wave rule: at most 2 without fast memory per SM";
     set_spare(device, c);
 }
 
@@ -1214,14 +1232,6 @@ static bool search_blocks(const buffered_inputs *buffers, const fv_device *devic
         }
     }
     return found;
-}
-
-/* True if the device has FAST_MEMORY_MIN_GBS_PER_SM or more of DRAM
- * bandwidth per SM (H200 36, B200 54 GB/s; the H100's 25 is under it). */
-static bool fast_memory_per_sm(const fv_device *device)
-{
-    return device->sm_count > 0 &&
-           device->peak_bandwidth_gbs / device->sm_count >= FAST_MEMORY_MIN_GBS_PER_SM;
 }
 
 /* What two_round_blocks needs to know of a forward kernel's rows beyond its
