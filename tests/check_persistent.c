@@ -876,8 +876,8 @@ static int bounded_blocks(norm_kind kind, fv_dtype dtype, int64_t hidden, const 
 
 /* The multi-wave rule for threads of fewer than 24 elements of a row: at
  * most 3 blocks per SM where the memory is fast per SM (H200, B200), at
- * most 2 on the H100; threads of 24 or more keep about 8 warps per SM on
- * every device. */
+ * most 2 on the H100 on full 16-byte vectors (3 for rows of an odd length);
+ * threads of 24 or more keep about 8 warps per SM on every device. */
 START_TEST(short_slices_take_two_blocks_without_fast_memory)
 {
     static const struct {
@@ -892,6 +892,8 @@ START_TEST(short_slices_take_two_blocks_without_fast_memory)
         {NORM_RMS_BACKWARD, FV_F32, 2048, 2, 3},    /* 16 */
         {NORM_LAYER_BACKWARD, FV_BF16, 4096, 2, 2}, /* 32: ~8 warps on both */
         {NORM_RMS_BACKWARD, FV_BF16, 1024, 2, 2},   /* 4 rows of 32 elements per block */
+        {NORM_RMS_BACKWARD, FV_BF16, 1023, 3, 3},   /* odd: 1-element vectors keep 3 */
+        {NORM_LAYER_BACKWARD, FV_F32, 1023, 3, 3},
     };
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         for (int d = 0; d < 2; d++) {

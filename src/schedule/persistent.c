@@ -685,25 +685,30 @@ static bool fast_memory_per_sm(const fv_device *device)
 
 /* Resident blocks per SM of a multi-wave inner-outer kernel: when each
  * thread holds 24 or more elements of a row, about 8 warps per SM (2 blocks
- * of 128 threads, 1 of 256 or more); shorter slices at most 3, or 2 on a
- * device without fast memory per SM.  Measured on an H100
- * (bench/results/h100-2026-11-21.md): bf16 and fp16 layer-norm and RMS-norm
+ * of 128 threads, 1 of 256 or more); shorter slices at most 3, or 2 where
+ * a device without fast memory per SM (the H100) moves the rows in full
+ * 16-byte vectors.  Measured on an H100 (bench/results/h100-2026-11-21.md):
+ * bf16 and fp16 layer-norm and RMS-norm
  * backward at N = 16384 and H = 1024 to 8192 ran 4-14% faster at 8 warps
  * than at the 2 to 6 blocks their registers allow; fp32 within -0.6..+4.6%.
  * Fewer blocks per SM also mean fewer partial rows in the workspace for
  * stage 2.  Re-measured on an H200 with the floats and row slots
  * (h200-2026-11-22.md): 4 blocks / 12 warps and 6 / 16 ran up to 12% and
  * 15% slower.  Short slices on an H100 (h100-2026-11-28.md), 2 against 3
- * blocks, three rounds at N = 16384: RMS bwd bf16 / fp16 2048 +1.1 / +1.1%,
- * fp32 1024 / 2048 +1.9 / +0.6%; layer norm's, which ptxas already held to
- * 2 blocks with its registers (no launch bounds there), within -0.1..+0.2%;
- * 4 blocks -0.7..-9.3%.  On an H200 the bounded kernels at 3 blocks ran
- * +1.8..+6.5% faster than at 2 for LN bwd 16-bit 2048 and fp32 1024, 3.6%
- * slower for LN bwd fp32 2048 (h200-2026-11-27.md, "Launch bounds"). */
-static void cap_multiwave_blocks(const fv_device *device, int vector, candidate *c)
+ * blocks, three rounds at N = 16384: RMS bwd 16-bit 2048 +1.1%, fp32 768 /
+ * 1024 / 2048 +0.9..+4.3%; layer norm's 16-bit 2048, which ptxas already
+ * held to 2 blocks with its registers (no launch bounds there), within
+ * -0.1..+0.3%; 4 blocks -0.7..-9.3%.  Rows of an odd length (1-element
+ * vectors) keep 3: RMS bwd 16-bit x 1023 ran 15% slower at 2, LN bwd fp32
+ * x 1023 10% (x 1987 0.2-4.1% faster).  On an H200 the bounded kernels at 3
+ * blocks ran +1.8..+6.5% faster than at 2 for LN bwd 16-bit 2048 and fp32
+ * 1024, 3.6% slower for LN bwd fp32 2048 (h200-2026-11-27.md, "Launch
+ * bounds"). */
+static void cap_multiwave_blocks(const buffered_inputs *buffers, const fv_device *device,
+                                 int vector, candidate *c)
 {
     bool long_slices = c->batch * vector >= 24;
-    int short_most = fast_memory_per_sm(device) ? 3 : 2;
+    int short_most = fast_memory_per_sm(device) || !full_vectors(buffers, vector) ? 3 : 2;
     int most = long_slices ? (c->threads >= 256 ? 1 : 256 / c->threads) : short_most;
     if (c->blocks_per_sm <= most)
         return;
@@ -1122,7 +1127,7 @@ static void finish_candidate(const buffered_inputs *buffers, const fv_device *de
                              candidate *c)
 {
     if (outer_reductions > 0) {
-        cap_multiwave_blocks(device, vector, c);
+        cap_multiwave_blocks(buffers, device, vector, c);
     } else {
         hold_forward_row_floats(buffers, device, vector, var_mean, c);
         copy_row_spans(buffers, device, vector, outer_reductions, c);
