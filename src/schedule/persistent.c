@@ -92,6 +92,7 @@ enum {
                                    stage-2 thread loads before adding them */
     FAST_MEMORY_MIN_GBS_PER_SM = 30, /* fast_memory_per_sm: DRAM GB/s per SM from which
                                         multi-wave kernels ask ptxas for their blocks and
+                                        keep 3 blocks of short slices (2 below it), and
                                         forward rows held as float, if short, keep one
                                         wave */
     MAX_ROW_SLOTS = 3,        /* deepen_prefetch's most row slots (4 measured no faster) */
@@ -688,11 +689,10 @@ static bool fast_memory_per_sm(const fv_device *device)
  * of 128 threads, 1 of 256 or more); shorter slices at most 3, or 2 where
  * a device without fast memory per SM (the H100) moves the rows in full
  * 16-byte vectors.  Measured on an H100 (bench/results/h100-2026-11-21.md):
- * bf16 and fp16 layer-norm and RMS-norm
- * backward at N = 16384 and H = 1024 to 8192 ran 4-14% faster at 8 warps
- * than at the 2 to 6 blocks their registers allow; fp32 within -0.6..+4.6%.
- * Fewer blocks per SM also mean fewer partial rows in the workspace for
- * stage 2.  Re-measured on an H200 with the floats and row slots
+ * bf16 and fp16 layer-norm and RMS-norm backward at N = 16384 and H = 1024
+ * to 8192 ran 4-14% faster at 8 warps than at the 2 to 6 blocks their
+ * registers allow; fp32 within -0.6..+4.6%.  Fewer blocks per SM also mean
+ * fewer partial rows in the workspace for stage 2.  Re-measured on an H200 with the floats and row slots
  * (h200-2026-11-22.md): 4 blocks / 12 warps and 6 / 16 ran up to 12% and
  * 15% slower.  Short slices on an H100 (h100-2026-11-28.md), 2 against 3
  * blocks, three rounds at N = 16384: RMS bwd 16-bit 2048 +1.1%, fp32 768 /
