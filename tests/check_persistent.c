@@ -874,11 +874,12 @@ static int bounded_blocks(norm_kind kind, fv_dtype dtype, int64_t hidden, const 
     return chosen.bounded_blocks;
 }
 
-/* The multi-wave rule for threads of fewer than 24 elements of a row: at
- * most 3 blocks per SM where the memory is fast per SM (H200, B200), at
- * most 2 on the H100 on full 16-byte vectors (3 for rows of an odd length);
- * threads of 24 or more keep about 8 warps per SM on every device. */
-START_TEST(short_slices_take_two_blocks_without_fast_memory)
+/* The multi-wave rule for threads of fewer than 24 elements of a row, on
+ * full 16-byte vectors: at most 2 blocks per SM on the H100, and on every
+ * device where a row's buffered inputs come to 16 KiB or more; otherwise
+ * at most 3 (H200, B200), and for rows of an odd length everywhere.
+ * Threads of 24 or more keep about 8 warps per SM on every device. */
+START_TEST(short_slices_take_two_blocks_by_memory_and_row_bytes)
 {
     static const struct {
         norm_kind kind;
@@ -888,8 +889,9 @@ START_TEST(short_slices_take_two_blocks_without_fast_memory)
     } shapes[] = {
         {NORM_LAYER_BACKWARD, FV_BF16, 2048, 2, 3}, /* 16 elements per thread */
         {NORM_RMS_BACKWARD, FV_F16, 2048, 2, 3},
-        {NORM_LAYER_BACKWARD, FV_F32, 1024, 2, 3},  /* 8 */
-        {NORM_RMS_BACKWARD, FV_F32, 2048, 2, 3},    /* 16 */
+        {NORM_LAYER_BACKWARD, FV_F32, 1024, 2, 3},  /* 8; rows of 8 KiB */
+        {NORM_RMS_BACKWARD, FV_F32, 2048, 2, 2},    /* 16; rows of 16 KiB */
+        {NORM_LAYER_BACKWARD, FV_F32, 2048, 2, 2},
         {NORM_LAYER_BACKWARD, FV_BF16, 4096, 2, 2}, /* 32: ~8 warps on both */
         {NORM_RMS_BACKWARD, FV_BF16, 1024, 2, 2},   /* 4 rows of 32 elements per block */
         {NORM_RMS_BACKWARD, FV_BF16, 1023, 3, 3},   /* odd: 1-element vectors keep 3 */
@@ -912,6 +914,27 @@ START_TEST(short_slices_take_two_blocks_without_fast_memory)
             ck_assert_int_eq(chosen.launch.grid[0], blocks * 132);
         }
     }
+    /* why: the row's bytes on fast memory, the memory on the H100 */
+    static const struct {
+        const char *device;
+        const char *reason;
+    } reasons[] = {
+        {"H200", "2 blocks/SM (limited by the multi-wave rule: at most 2 with rows of 16 KiB or more)"},
+        {"B200", "2 blocks/SM (limited by the multi-wave rule: at most 2 with rows of 16 KiB or more)"},
+        {"H100", "2 blocks/SM (limited by the multi-wave rule: at most 2 with rows of 16 KiB or more)"},
+    };
+    for (size_t d = 0; d < sizeof reasons / sizeof reasons[0]; d++) {
+        choice chosen;
+        choose_norm(NORM_LAYER_BACKWARD, FV_F32, 16384, 2048, FV_APPROACH_AUTO, reasons[d].device,
+                    &chosen);
+        ck_assert_msg(strstr(chosen.params.description, reasons[d].reason) != NULL, "%s: %s",
+                      reasons[d].device, chosen.params.description);
+    }
+    choice chosen;
+    choose_norm(NORM_LAYER_BACKWARD, FV_BF16, 16384, 2048, FV_APPROACH_AUTO, "H100", &chosen);
+    ck_assert_msg(strstr(chosen.params.description, "2 blocks/SM (limited by the multi-wave rule: "
+                                                    "at most 2 without fast memory per SM)") != NULL,
+                  "%s", chosen.params.description);
 }
 END_TEST
 
@@ -1635,7 +1658,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, forward_rows_held_as_float_in_one_wave);
     tcase_add_test(tcase, forward_blocks_of_two_rows);
     tcase_add_test(tcase, held_rows_take_two_rows_per_block_where_they_pay);
-    tcase_add_test(tcase, short_slices_take_two_blocks_without_fast_memory);
+    tcase_add_test(tcase, short_slices_take_two_blocks_by_memory_and_row_bytes);
     tcase_add_test(tcase, multi_wave_launch_bounds_follow_the_memory);
     tcase_add_test(tcase, sixteen_bit_rows_held_as_float_up_to_224_registers);
     tcase_add_test(tcase, softmax_keeps_exp_where_rows_are_issue_bound);

@@ -73,6 +73,11 @@ enum {
                                               fast memory per SM, fewest bytes of a row's
                                               buffered inputs (H200: 4-6 KiB rows lost
                                               4.5-6.6%, 8-12 KiB gained 3.9-7.0%) */
+    SHORT_SLICE_TWO_BLOCKS_MIN_ROW_BYTES = 16384, /* cap_multiwave_blocks: fewest bytes of a
+                                                     row's buffered inputs from which short
+                                                     slices keep 2 blocks per SM on fast
+                                                     memory too (H200: 16 KiB rows +1.6..
+                                                     +3.5%, 8 KiB -5.6..+0.3%) */
     SHORT_BLOCK_MIN_WAVES = 4, /* ... and fewest waves its blocks must fill (at 1-2 waves,
                                   N = 2049, they ran -4.5..+4.9% on an H200) */
     FORWARD_FLOAT_ELEMENTS = 32, /* hold_forward_row_floats: most elements of a row per thread */
@@ -92,7 +97,8 @@ enum {
                                    stage-2 thread loads before adding them */
     FAST_MEMORY_MIN_GBS_PER_SM = 30, /* fast_memory_per_sm: DRAM GB/s per SM from which
                                         multi-wave kernels ask ptxas for their blocks and
-                                        keep 3 blocks of short slices (2 below it), and
+                                        keep 3 blocks of short slices of rows under 16 KiB
+                                        (2 below it), and
                                         forward rows held as float, if short, keep one
                                         wave */
     MAX_ROW_SLOTS = 3,        /* deepen_prefetch's most row slots (4 measured no faster) */
@@ -687,35 +693,39 @@ static bool fast_memory_per_sm(const fv_device *device)
 /* Resident blocks per SM of a multi-wave inner-outer kernel: when each
  * thread holds 24 or more elements of a row, about 8 warps per SM (2 blocks
  * of 128 threads, 1 of 256 or more); shorter slices at most 3, or 2 where
- * a device without fast memory per SM (the H100) moves the rows in full
- * 16-byte vectors.  Measured on an H100 (bench/results/h100-2026-11-21.md):
- * bf16 and fp16 layer-norm and RMS-norm backward at N = 16384 and H = 1024
- * to 8192 ran 4-14% faster at 8 warps than at the 2 to 6 blocks their
- * registers allow; fp32 within -0.6..+4.6%.  Fewer blocks per SM also mean
- * fewer partial rows in the workspace for stage 2.  Re-measured on an H200 with the floats and row slots
- * (h200-2026-11-22.md): 4 blocks / 12 warps and 6 / 16 ran up to 12% and
- * 15% slower.  Short slices on an H100 (h100-2026-11-28.md), 2 against 3
- * blocks, three rounds at N = 16384: RMS bwd 16-bit 2048 +1.1%, fp32 768 /
- * 1024 / 2048 +0.9..+4.3%; layer norm's 16-bit 2048, which ptxas already
- * held to 2 blocks with its registers (no launch bounds there), within
- * -0.1..+0.3%; 4 blocks -0.7..-9.3%.  Rows of an odd length (1-element
- * vectors) keep 3: RMS bwd 16-bit x 1023 ran 15% slower at 2, LN bwd fp32
- * x 1023 10% (x 1987 0.2-4.1% faster).  On an H200 the bounded kernels at 3
- * blocks ran +1.8..+6.5% faster than at 2 for LN bwd 16-bit 2048 and fp32
- * 1024, 3.6% slower for LN bwd fp32 2048 (h200-2026-11-27.md, "Launch
- * bounds"). */
+ * the rows move in full 16-byte vectors and either the device has no fast
+ * memory per SM (the H100) or a row's buffered inputs (`row_bytes`: H x
+ * their element bytes) come to SHORT_SLICE_TWO_BLOCKS_MIN_ROW_BYTES or more.
+ * Measured on an H100 (bench/results/h100-2026-11-21.md): bf16 and fp16
+ * layer-norm and RMS-norm backward at N = 16384 and H = 1024 to 8192 ran
+ * 4-14% faster at 8 warps than at the 2 to 6 blocks their registers allow;
+ * fp32 within -0.6..+4.6%.  Fewer blocks per SM also mean fewer partial
+ * rows in the workspace for stage 2.  Re-measured on an H200 with the
+ * floats and row slots (h200-2026-11-22.md): 4 blocks / 12 warps and 6 / 16
+ * ran up to 12% and 15% slower.  Short slices, 2 against 3 blocks, three
+ * rounds at N = 16384 (h100-2026-11-28.md, h200-2026-11-28.md):
+ *   H100: RMS bwd 16-bit 2048 +1.1%, fp32 768 / 1024 / 2048 +0.9..+4.3%;
+ *         LN bwd 16-bit 2048, which ptxas already held to 2 blocks with its
+ *         registers (no launch bounds there), -0.1..+0.3%; 4 blocks
+ *         -0.7..-9.3%; rows of an odd length (1-element vectors) lost: RMS
+ *         bwd 16-bit x 1023 15%, LN bwd fp32 x 1023 10%, so they keep 3;
+ *   H200 (bounded to the blocks planned): LN / RMS bwd fp32 2048 (16 KiB
+ *         rows) +3.5 / +1.6%; LN bwd 16-bit 2048 -5.5%, fp32 1024 -1.5%,
+ *         RMS bwd 16-bit 2048 and fp32 1024 (8 KiB rows) -0.7..+0.3%. */
 static void cap_multiwave_blocks(const buffered_inputs *buffers, const fv_device *device,
-                                 int vector, candidate *c)
+                                 int vector, int64_t row_bytes, candidate *c)
 {
     bool long_slices = c->batch * vector >= 24;
-    int short_most = fast_memory_per_sm(device) || !full_vectors(buffers, vector) ? 3 : 2;
-    int most = long_slices ? (c->threads >= 256 ? 1 : 256 / c->threads) : short_most;
+    bool long_rows = row_bytes >= SHORT_SLICE_TWO_BLOCKS_MIN_ROW_BYTES;
+    bool two = full_vectors(buffers, vector) && (!fast_memory_per_sm(device) || long_rows);
+    int most = long_slices ? (c->threads >= 256 ? 1 : 256 / c->threads) : two ? 2 : 3;
     if (c->blocks_per_sm <= most)
         return;
     c->blocks_per_sm = most;
     c->limit = long_slices ? "the multi-wave rule: ~8 warps/SM with 24+ elements per thread"
-               : short_most == 3 ? "the multi-wave rule: at most 3"
-                                 : "the multi-wave rule: at most 2 without fast memory per SM";
+               : !two                         ? "the multi-wave rule: at most 3"
+               : long_rows                    ? "the multi-wave rule: at most 2 with rows of 16 KiB or more"
+                                              : "the multi-wave rule: at most 2 without fast memory per SM";
     set_spare(device, c);
 }
 
@@ -1121,13 +1131,14 @@ static void copy_row_spans(const buffered_inputs *buffers, const fv_device *devi
  * spans, the values the epilogue would compute again (`recomputed` of
  * them) and the refilled slot that makes room for the cache; the floats
  * held in spare registers; the deeper prefetch and the row spans of
- * multi-wave kernels. */
+ * multi-wave kernels.  `row_bytes`: a row's buffered inputs, H x their
+ * element bytes. */
 static void finish_candidate(const buffered_inputs *buffers, const fv_device *device,
-                             int outer_reductions, int vector, bool var_mean, int recomputed,
-                             candidate *c)
+                             int outer_reductions, int vector, int64_t row_bytes, bool var_mean,
+                             int recomputed, candidate *c)
 {
     if (outer_reductions > 0) {
-        cap_multiwave_blocks(buffers, device, vector, c);
+        cap_multiwave_blocks(buffers, device, vector, row_bytes, c);
     } else {
         hold_forward_row_floats(buffers, device, vector, var_mean, c);
         copy_row_spans(buffers, device, vector, outer_reductions, c);
@@ -1160,7 +1171,8 @@ static void widen_for_held_values(const buffered_inputs *buffers, const fv_devic
     if (!make_candidate(buffers, device, 0, vector, inner, c->threads * 2, 1, 0, false, &wide) ||
         wide.block_y != 1 || wide.batch < minimum_batch(inner, outer))
         return;
-    finish_candidate(buffers, device, 0, vector, var_mean, recomputed, &wide);
+    finish_candidate(buffers, device, 0, vector, inner * (int64_t)row_element_bytes(buffers),
+                     var_mean, recomputed, &wide);
     if (wide.held_values > 0)
         *c = wide;
 }
@@ -1191,7 +1203,9 @@ static bool pair_rows(const buffered_inputs *buffers, const fv_device *device,
     if (!make_candidate(buffers, device, outer_reductions, vector, inner, 2 * ROW_PAIR_THREADS, 1,
                         ROW_PAIR_THREADS, false, pair))
         return false;
-    finish_candidate(buffers, device, outer_reductions, vector, false /* forward only */, 0, pair);
+    finish_candidate(buffers, device, outer_reductions, vector,
+                     inner * (int64_t)row_element_bytes(buffers), false /* forward only */, 0,
+                     pair);
     pair->paired = true;  /* block_y is 2: the row needs 256 threads or more */
     return pair->blocks_per_sm == 1 && !rereads_row_constants(buffers, pair);
 }
@@ -1454,7 +1468,8 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
         FV_FAIL(FV_ERR_UNSUPPORTED,
                 "a row of %lld elements does not fit the persistent budgets (%s)",
                 (long long)inner, fv_text_str(considered));
-    finish_candidate(&buffers, device, outer_reductions, vector, var_mean, recomputed, best);
+    finish_candidate(&buffers, device, outer_reductions, vector, rows.bytes, var_mean, recomputed,
+                     best);
     if (outer_reductions == 0)
         widen_for_held_values(&buffers, device, vector, inner, outer, var_mean, recomputed,
                               best);
@@ -1468,8 +1483,8 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
         candidate split;
         if (search_blocks(&buffers, device, outer_reductions, vector, inner, outer, 2, false,
                           &split, considered)) {
-            finish_candidate(&buffers, device, outer_reductions, vector, var_mean, recomputed,
-                             &split);
+            finish_candidate(&buffers, device, outer_reductions, vector, rows.bytes, var_mean,
+                             recomputed, &split);
             split.split_for_constants = true;
             if (!rereads_row_constants(&buffers, &split))
                 *best = split;
