@@ -874,6 +874,17 @@ static int bounded_blocks(norm_kind kind, fv_dtype dtype, int64_t hidden, const 
     return chosen.bounded_blocks;
 }
 
+/* Asserts that the auto plan of `kind` at 16384 x `hidden` on `device_name`
+ * gives `limit` as what limits its blocks per SM. */
+static void assert_blocks_limit(norm_kind kind, fv_dtype dtype, int64_t hidden,
+                                const char *device_name, const char *limit)
+{
+    choice chosen;
+    choose_norm(kind, dtype, 16384, hidden, FV_APPROACH_AUTO, device_name, &chosen);
+    ck_assert_msg(strstr(chosen.params.description, limit) != NULL, "%s: %s", device_name,
+                  chosen.params.description);
+}
+
 /* The multi-wave rule for threads of fewer than 24 elements of a row, on
  * full 16-byte vectors: at most 2 blocks per SM on the H100, and on every
  * device where a row's buffered inputs come to 16 KiB or more; otherwise
@@ -916,21 +927,14 @@ START_TEST(short_slices_take_two_blocks_by_memory_and_row_bytes)
     }
     /* the reason given: the row's bytes (on the H100 both reasons hold) */
     static const char *const devices[] = {"H100", "H200", "B200"};
-    for (size_t d = 0; d < sizeof devices / sizeof devices[0]; d++) {
-        choice chosen;
-        choose_norm(NORM_LAYER_BACKWARD, FV_F32, 16384, 2048, FV_APPROACH_AUTO, devices[d],
-                    &chosen);
-        ck_assert_msg(strstr(chosen.params.description, "2 blocks/SM (limited by the multi-wave "
-                                                        "rule: at most 2 with rows of 16 KiB or "
-                                                        "more)") != NULL,
-                      "%s: %s", devices[d], chosen.params.description);
-    }
+    for (size_t d = 0; d < sizeof devices / sizeof devices[0]; d++)
+        assert_blocks_limit(NORM_LAYER_BACKWARD, FV_F32, 2048, devices[d],
+                            "2 blocks/SM (limited by the multi-wave rule: at most 2 with rows "
+                            "of 16 KiB or more)");
     /* and the memory on the H100 for rows of 8 KiB */
-    choice chosen;
-    choose_norm(NORM_LAYER_BACKWARD, FV_BF16, 16384, 2048, FV_APPROACH_AUTO, "H100", &chosen);
-    ck_assert_msg(strstr(chosen.params.description, "2 blocks/SM (limited by the multi-wave rule: "
-                                                    "at most 2 without fast memory per SM)") != NULL,
-                  "%s", chosen.params.description);
+    assert_blocks_limit(NORM_LAYER_BACKWARD, FV_BF16, 2048, "H100",
+                        "2 blocks/SM (limited by the multi-wave rule: at most 2 without fast "
+                        "memory per SM)");
 }
 END_TEST
 

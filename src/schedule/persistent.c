@@ -98,9 +98,8 @@ enum {
     FAST_MEMORY_MIN_GBS_PER_SM = 30, /* fast_memory_per_sm: DRAM GB/s per SM from which
                                         multi-wave kernels ask ptxas for their blocks and
                                         keep 3 blocks of short slices of rows under 16 KiB
-                                        (2 below it), and
-                                        forward rows held as float, if short, keep one
-                                        wave */
+                                        (2 below it), and forward rows held as float, if
+                                        short, keep one wave */
     MAX_ROW_SLOTS = 3,        /* deepen_prefetch's most row slots (4 measured no faster) */
     PREFETCH_BYTES_PER_SM = 32768, /* multi-wave rows in flight per SM under which a third
                                       row slot pays (H200, bench/results/h200-2026-11-22.md:
@@ -690,12 +689,20 @@ static bool fast_memory_per_sm(const fv_device *device)
            device->peak_bandwidth_gbs / device->sm_count >= FAST_MEMORY_MIN_GBS_PER_SM;
 }
 
+/* What the steps after the block-size search need to know of a kernel's
+ * rows beyond its candidate (computed once, in search). */
+typedef struct row_traits {
+    int64_t bytes;         /* a row's buffered inputs: H x their element bytes */
+    bool single_reduction; /* one inner reduction, not a var_mean (whose squared
+                              deviations take a second pass): RMS norm */
+} row_traits;
+
 /* Resident blocks per SM of a multi-wave inner-outer kernel: when each
  * thread holds 24 or more elements of a row, about 8 warps per SM (2 blocks
  * of 128 threads, 1 of 256 or more); shorter slices at most 3, or 2 where
  * the rows move in full 16-byte vectors and either the device has no fast
- * memory per SM (the H100) or a row's buffered inputs (`row_bytes`: H x
- * their element bytes) come to SHORT_SLICE_TWO_BLOCKS_MIN_ROW_BYTES or more.
+ * memory per SM (the H100) or a row's buffered inputs (rows->bytes) come to
+ * SHORT_SLICE_TWO_BLOCKS_MIN_ROW_BYTES or more.
  * Measured on an H100 (bench/results/h100-2026-11-21.md): bf16 and fp16
  * layer-norm and RMS-norm backward at N = 16384 and H = 1024 to 8192 ran
  * 4-14% faster at 8 warps than at the 2 to 6 blocks their registers allow;
@@ -713,19 +720,23 @@ static bool fast_memory_per_sm(const fv_device *device)
  *         rows) +3.5 / +1.6%; LN bwd 16-bit 2048 -5.5%, fp32 1024 -1.5%,
  *         RMS bwd 16-bit 2048 and fp32 1024 (8 KiB rows) -0.7..+0.3%. */
 static void cap_multiwave_blocks(const buffered_inputs *buffers, const fv_device *device,
-                                 int vector, int64_t row_bytes, candidate *c)
+                                 int vector, const row_traits *rows, candidate *c)
 {
     bool long_slices = c->batch * vector >= 24;
-    bool long_rows = row_bytes >= SHORT_SLICE_TWO_BLOCKS_MIN_ROW_BYTES;
+    bool long_rows = rows->bytes >= SHORT_SLICE_TWO_BLOCKS_MIN_ROW_BYTES;
     bool two = full_vectors(buffers, vector) && (!fast_memory_per_sm(device) || long_rows);
     int most = long_slices ? (c->threads >= 256 ? 1 : 256 / c->threads) : two ? 2 : 3;
     if (c->blocks_per_sm <= most)
         return;
     c->blocks_per_sm = most;
-    c->limit = long_slices ? "the multi-wave rule: ~8 warps/SM with 24+ elements per thread"
-               : !two                         ? "the multi-wave rule: at most 3"
-               : long_rows                    ? "the multi-wave rule: at most 2 with rows of 16 KiB or more"
-                                              : "the multi-wave rule: at most 2 without fast memory per SM";
+    if (long_slices)
+        c->limit = "the multi-wave rule: ~8 warps/SM with 24+ elements per thread";
+    else if (!two)
+        c->limit = "the multi-wave rule: at most 3";
+    else if (long_rows)
+        c->limit = "the multi-wave rule: at most 2 with rows of 16 KiB or more";
+    else
+        c->limit = "the multi-wave rule: at most 2 without fast memory per SM";
     set_spare(device, c);
 }
 
@@ -1131,14 +1142,13 @@ static void copy_row_spans(const buffered_inputs *buffers, const fv_device *devi
  * spans, the values the epilogue would compute again (`recomputed` of
  * them) and the refilled slot that makes room for the cache; the floats
  * held in spare registers; the deeper prefetch and the row spans of
- * multi-wave kernels.  `row_bytes`: a row's buffered inputs, H x their
- * element bytes. */
+ * multi-wave kernels. */
 static void finish_candidate(const buffered_inputs *buffers, const fv_device *device,
-                             int outer_reductions, int vector, int64_t row_bytes, bool var_mean,
-                             int recomputed, candidate *c)
+                             int outer_reductions, int vector, const row_traits *rows,
+                             bool var_mean, int recomputed, candidate *c)
 {
     if (outer_reductions > 0) {
-        cap_multiwave_blocks(buffers, device, vector, row_bytes, c);
+        cap_multiwave_blocks(buffers, device, vector, rows, c);
     } else {
         hold_forward_row_floats(buffers, device, vector, var_mean, c);
         copy_row_spans(buffers, device, vector, outer_reductions, c);
@@ -1161,8 +1171,9 @@ static void finish_candidate(const buffered_inputs *buffers, const fv_device *de
  * +20.7% on an H200, +4.2..+8.5% on an H100 (bench/results/
  * h200-2026-11-23.md, "Softmax at 20480 and 24576"). */
 static void widen_for_held_values(const buffered_inputs *buffers, const fv_device *device,
-                                  int vector, int64_t inner, int64_t outer, bool var_mean,
-                                  int recomputed, candidate *c)
+                                  int vector, int64_t inner, int64_t outer,
+                                  const row_traits *rows, bool var_mean, int recomputed,
+                                  candidate *c)
 {
     if (recomputed == 0 || c->held_values > 0 || c->cluster != 1 || c->block_y != 1 ||
         c->threads * 2 > MAX_BLOCK_THREADS || !full_vectors(buffers, vector))
@@ -1171,8 +1182,7 @@ static void widen_for_held_values(const buffered_inputs *buffers, const fv_devic
     if (!make_candidate(buffers, device, 0, vector, inner, c->threads * 2, 1, 0, false, &wide) ||
         wide.block_y != 1 || wide.batch < minimum_batch(inner, outer))
         return;
-    finish_candidate(buffers, device, 0, vector, inner * (int64_t)row_element_bytes(buffers),
-                     var_mean, recomputed, &wide);
+    finish_candidate(buffers, device, 0, vector, rows, var_mean, recomputed, &wide);
     if (wide.held_values > 0)
         *c = wide;
 }
@@ -1193,8 +1203,8 @@ static void widen_for_held_values(const buffered_inputs *buffers, const fv_devic
  *   8192 H200 -1.6 / -1.3%;
  *   RMS bwd 16-bit 6144 (48 elements) within 0.1% on the H200. */
 static bool pair_rows(const buffered_inputs *buffers, const fv_device *device,
-                      int outer_reductions, int vector, int64_t inner, const candidate *best,
-                      candidate *pair)
+                      int outer_reductions, int vector, int64_t inner, const row_traits *rows,
+                      const candidate *best, candidate *pair)
 {
     int most = outer_reductions >= 2 ? ROW_PAIR_MAX_ELEMENTS : ROW_PAIR_MAX_SINGLE;
     if (outer_reductions == 0 || best->cluster != 1 || best->block_y != 1 ||
@@ -1203,8 +1213,7 @@ static bool pair_rows(const buffered_inputs *buffers, const fv_device *device,
     if (!make_candidate(buffers, device, outer_reductions, vector, inner, 2 * ROW_PAIR_THREADS, 1,
                         ROW_PAIR_THREADS, false, pair))
         return false;
-    finish_candidate(buffers, device, outer_reductions, vector,
-                     inner * (int64_t)row_element_bytes(buffers), false /* forward only */, 0,
+    finish_candidate(buffers, device, outer_reductions, vector, rows, false /* forward only */, 0,
                      pair);
     pair->paired = true;  /* block_y is 2: the row needs 256 threads or more */
     return pair->blocks_per_sm == 1 && !rereads_row_constants(buffers, pair);
@@ -1252,14 +1261,6 @@ static bool search_blocks(const buffered_inputs *buffers, const fv_device *devic
     }
     return found;
 }
-
-/* What two_round_blocks needs to know of a forward kernel's rows beyond its
- * candidate. */
-typedef struct row_traits {
-    int64_t bytes;         /* a row's buffered inputs: H x their element bytes */
-    bool single_reduction; /* one inner reduction, not a var_mean (whose squared
-                              deviations take a second pass): RMS norm */
-} row_traits;
 
 /* Whether a forward block whose rows are held as float in registers (layer
  * norm's 16-bit rows; other rows where registers are spare) may walk two
@@ -1468,13 +1469,12 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
         FV_FAIL(FV_ERR_UNSUPPORTED,
                 "a row of %lld elements does not fit the persistent budgets (%s)",
                 (long long)inner, fv_text_str(considered));
-    finish_candidate(&buffers, device, outer_reductions, vector, rows.bytes, var_mean, recomputed,
-                     best);
+    finish_candidate(&buffers, device, outer_reductions, vector, &rows, var_mean, recomputed, best);
     if (outer_reductions == 0)
-        widen_for_held_values(&buffers, device, vector, inner, outer, var_mean, recomputed,
-                              best);
+        widen_for_held_values(&buffers, device, vector, inner, outer, &rows, var_mean,
+                              recomputed, best);
     candidate pair;
-    if (pair_rows(&buffers, device, outer_reductions, vector, inner, best, &pair))
+    if (pair_rows(&buffers, device, outer_reductions, vector, inner, &rows, best, &pair))
         *best = pair;
     if (best->cluster == 1 && max_cluster >= 2 && rereads_row_constants(&buffers, best) &&
         rows.bytes / 2 >= MIN_SLICE_BYTES) {
@@ -1483,7 +1483,7 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
         candidate split;
         if (search_blocks(&buffers, device, outer_reductions, vector, inner, outer, 2, false,
                           &split, considered)) {
-            finish_candidate(&buffers, device, outer_reductions, vector, rows.bytes, var_mean,
+            finish_candidate(&buffers, device, outer_reductions, vector, &rows, var_mean,
                              recomputed, &split);
             split.split_for_constants = true;
             if (!rereads_row_constants(&buffers, &split))
