@@ -54,6 +54,7 @@ static const test_field result_fields[] = {
     R(copy_bandwidth_gbs, 'd'), R(percent_of_copy, 'd'), R(rank, 'i'),
     R(host, 's'),          R(gpu_name, 's'),       R(gpu_uuid, 's'),
     R(inputs_ms, 'd'),     R(outputs_ms, 'd'),     R(timing_ms, 'd'),
+    R(sized_copy_gbs, 'd'), R(percent_of_sized_copy, 'd'),
     R(wall_ms, 'd'),       R(finished_at, 'd'),    R(repro, 's'),
 };
 
@@ -952,7 +953,7 @@ static void drop_later_columns(hid_t file, const char *path)
         H5Tclose(member);
         offset += columns[i].size;
     }
-    ck_assert_int_eq(optional, 3); /* inputs_ms, outputs_ms, timing_ms */
+    ck_assert_int_eq(optional, 5); /* inputs_ms, outputs_ms, timing_ms, the sized copy's two */
     ck_assert_int_ge(H5Ldelete(file, "results", H5P_DEFAULT), 0);
     hsize_t initial = 0, maximum = H5S_UNLIMITED, chunk = 16;
     hid_t space = H5Screate_simple(1, &initial, &maximum);
@@ -984,8 +985,10 @@ START_TEST(test_archive_without_later_columns)
     ck_assert_int_eq(fv_archive_row_count(reader), 3);
     for (int row = 0; row < 3; row++) {
         fv_result expected = make_result(row), actual;
-        ck_assert(expected.inputs_ms != 0 && expected.timing_ms != 0);
+        ck_assert(expected.inputs_ms != 0 && expected.timing_ms != 0 &&
+                  expected.percent_of_sized_copy != 0);
         expected.inputs_ms = expected.outputs_ms = expected.timing_ms = 0;
+        expected.sized_copy_gbs = expected.percent_of_sized_copy = 0;
         memset(&actual, 0x5a, sizeof actual);
         FV_ASSERT_OK(fv_archive_read_row(reader, row, &actual));
         check_fields_equal(&expected, &actual, result_fields, COUNT(result_fields), "row");

@@ -478,6 +478,15 @@ static const char *property(const xml_node *testcase, const char *name)
     return NULL;
 }
 
+static bool has_property(const xml_node *testcase, const char *name)
+{
+    const xml_node *properties = child(testcase, "properties");
+    for (int i = 0; properties != NULL && i < properties->child_count; i++)
+        if (strcmp(attribute(properties->children[i], "name"), name) == 0)
+            return true;
+    return false;
+}
+
 /* ------------------------------------------------------------ fixtures */
 
 static fv_result make_result(const char *case_id, const char *family, fv_result_status status)
@@ -497,6 +506,7 @@ static int all_statuses(fv_result *results)
     results[0] = make_result("ln/pass", "ln", FV_RESULT_PASS);
     results[0].bandwidth_gbs = 2500.25;
     results[0].percent_of_copy = 83.5;
+    results[0].percent_of_sized_copy = 97.25;
     results[0].time_median_ms = 0.0125;
     results[0].worst_ratio = 0.25;
     results[0].elements = 16384;
@@ -539,11 +549,15 @@ START_TEST(statuses_map_to_outcomes)
     ck_assert_int_eq(pass->child_count, 2); /* properties, system-out */
     ck_assert_str_eq(property(pass, "bandwidth_gbs"), "2500.25");
     ck_assert_str_eq(property(pass, "percent_of_copy"), "83.5");
+    ck_assert_str_eq(property(pass, "percent_of_sized_copy"), "97.25");
     ck_assert_str_eq(property(pass, "median_ms"), "0.0125");
     ck_assert_str_eq(property(pass, "worst_ratio"), "0.25");
     ck_assert_str_eq(property(pass, "mismatches"), "0");
     ck_assert_str_eq(property(pass, "scheduler"), "inner_reduction+outer_reduction");
     ck_assert_str_eq(child(pass, "system-out")->text, results[0].repro);
+    /* a case whose sized copy was not measured has no such property */
+    ck_assert(!has_property(find_testcase(root, "ln/fail"), "percent_of_sized_copy"));
+    ck_assert(has_property(find_testcase(root, "ln/fail"), "percent_of_copy"));
     const xml_node *failure = child(find_testcase(root, "ln/fail"), "failure");
     ck_assert_ptr_nonnull(failure);
     ck_assert_str_eq(attribute(failure, "type"), "fail");

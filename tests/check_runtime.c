@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/status.h"
+#include "common/stats.h"
 #include "runtime/cache.h"
 #include "runtime/device.h"
 #include "runtime/driver.h"
@@ -941,6 +942,54 @@ START_TEST(gpu_copy_bandwidth_is_measured_once)
 }
 END_TEST
 
+/* A copy timed as a case is: every sample positive, a large copy under the
+ * flush no faster than the 1 GiB copy (a little noise allowed), a tiny one
+ * slower than that rate (its launch dominates); a copy the device cannot hold
+ * is refused without harm to the context. */
+START_TEST(gpu_copies_of_a_given_size_are_timed_like_cases)
+{
+    gpu_fixture gpu;
+    if (!gpu_setup(&gpu))
+        return;
+    fv_rt_copy_bandwidth_result reference;
+    FV_ASSERT_OK(fv_rt_copy_bandwidth(gpu.context, NULL, &reference));
+    float samples[20];
+    fv_rt_timing timing = {.warmup = 2, .repeats = 20, .flush = FV_RT_FLUSH_MEMSET};
+    const uint64_t sizes[] = {4096, 64u << 20};
+    double gigabytes_per_second[2];
+    for (int s = 0; s < 2; s++) {
+        FV_ASSERT_OK(fv_rt_time_copy(gpu.context, sizes[s], &timing, samples));
+        double sorted[20];
+        for (int i = 0; i < 20; i++) {
+            ck_assert(samples[i] > 0 && samples[i] < 1000);
+            sorted[i] = samples[i];
+        }
+        fv_sort_doubles(sorted, 20);
+        double median_ms = fv_sorted_median(sorted, 20);
+        gigabytes_per_second[s] = 2.0 * (double)sizes[s] / (median_ms * 1e-3) / 1e9;
+        printf("copy of %llu bytes each way, memset flush: median %.4f ms = %.0f GB/s "
+               "(%.1f%% of the %llu-byte copy's %.0f GB/s)\n",
+               (unsigned long long)sizes[s], median_ms, gigabytes_per_second[s],
+               100 * gigabytes_per_second[s] / reference.gigabytes_per_second,
+               (unsigned long long)reference.bytes, reference.gigabytes_per_second);
+    }
+    ck_assert(gigabytes_per_second[0] < 0.5 * reference.gigabytes_per_second);
+    ck_assert(gigabytes_per_second[1] < 1.1 * reference.gigabytes_per_second);
+    ck_assert(gigabytes_per_second[1] > gigabytes_per_second[0]);
+
+    ck_assert_int_eq(fv_rt_time_copy(gpu.context, 1ull << 50, &timing, samples),
+                     FV_ERR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(fv_error_message(), "free on device"));
+    fv_error_clear();
+    ck_assert_int_eq(fv_rt_time_copy(gpu.context, 0, &timing, samples), FV_ERR_USAGE);
+    fv_error_clear();
+    timing.flush = FV_RT_FLUSH_READ;
+    FV_ASSERT_OK(fv_rt_time_copy(gpu.context, 1u << 20, &timing, samples));
+    FV_ASSERT_OK(fv_rt_synchronize(gpu.context));
+    gpu_teardown(&gpu);
+}
+END_TEST
+
 static Suite *runtime_suite(void)
 {
     Suite *suite = suite_create("runtime");
@@ -971,6 +1020,7 @@ static Suite *runtime_suite(void)
     tcase_add_test(gpu, gpu_device_vector_add_and_timing);
     tcase_add_test(gpu, gpu_cooperative_grid_sync_and_large_shared_memory);
     tcase_add_test(gpu, gpu_copy_bandwidth_is_measured_once);
+    tcase_add_test(gpu, gpu_copies_of_a_given_size_are_timed_like_cases);
     suite_add_tcase(suite, gpu);
     return suite;
 }

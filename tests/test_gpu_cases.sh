@@ -19,9 +19,18 @@ passed=$(grep -c '^pass ' "$work/log" || true)
 [ "$passed" -ge 27 ] || { echo "FAIL: only $passed cases passed" >&2; exit 1; }
 grep -q '^timing: median of 3 runs after 3 warm-up, the L2 emptied by a memset' "$work/log" ||
   { echo "FAIL: the log does not say how the cases were timed" >&2; exit 1; }
-# the read flush: the same cases pass, and the log and the archive say so
-"$tool" run tests/cases/small_rms.sweep --require-gpu --repeats 3 --flush read \
+# every timed case is set beside a copy of its own bytes, timed the same way
+sized=$(grep '^pass ' "$work/log" | grep -c '% of copy (.*% of one this size)' || true)
+[ "$sized" -eq "$passed" ] ||
+  { echo "FAIL: $sized of $passed passed cases have a sized copy" >&2; exit 1; }
+grep -q 'median %size' "$work/log" ||
+  { echo "FAIL: the summary has no median %size column" >&2; exit 1; }
+# the read flush: the same cases pass, and the log and the archive say so;
+# --no-sized-copy leaves the copy out
+"$tool" run tests/cases/small_rms.sweep --require-gpu --repeats 3 --flush read --no-sized-copy \
     -o "$work/read.h5" --refs "$work/refs" --kernel-cache "$work/kernels" > "$work/read.log"
+! grep -q 'of one this size' "$work/read.log" ||
+  { echo "FAIL: --no-sized-copy still timed a sized copy" >&2; exit 1; }
 grep -q '^timing: .*emptied by a read' "$work/read.log" ||
   { echo "FAIL: the log does not name the read flush" >&2; exit 1; }
 [ "$(grep -c '^pass ' "$work/read.log")" -ge 1 ] && ! grep -q '^fail ' "$work/read.log" ||

@@ -55,6 +55,7 @@
     X(memcpy_host_to_device, cuMemcpyHtoD, 3020)                                         \
     X(memcpy_device_to_host, cuMemcpyDtoH, 3020)                                         \
     X(memcpy_device_to_device, cuMemcpyDtoD, 3020)                                       \
+    X(memcpy_device_to_device_async, cuMemcpyDtoDAsync, 3020)                            \
     X(memset_d8, cuMemsetD8, 3020)                                                       \
     X(memset_d8_async, cuMemsetD8Async, 3020)                                            \
     X(event_create, cuEventCreate, 2000)                                                 \

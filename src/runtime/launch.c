@@ -657,6 +657,58 @@ done:
     return status;
 }
 
+/* Left free beside a timed copy's two buffers (the driver's own needs). */
+#define COPY_HEADROOM_BYTES (256ull << 20)
+
+static fv_status free_device_memory(fv_rt_context *context, size_t *free_bytes)
+{
+    size_t total_bytes = 0;
+    FV_CU_CHECK(context->driver, context->driver->memory_get_info(free_bytes, &total_bytes),
+                "reading the free memory of device %d", context->info.ordinal);
+    return FV_OK;
+}
+
+typedef struct timed_copy {
+    fv_rt_device_pointer source, destination;
+    uint64_t bytes;
+} timed_copy;
+
+static fv_status enqueue_copy(fv_rt_context *context, void *user_data)
+{
+    const timed_copy *copy = user_data;
+    FV_CU_CHECK(context->driver,
+                context->driver->memcpy_device_to_device_async(
+                    (CUdeviceptr)copy->destination, (CUdeviceptr)copy->source, copy->bytes,
+                    context->stream),
+                "copying %llu bytes on device %d", (unsigned long long)copy->bytes,
+                context->info.ordinal);
+    return FV_OK;
+}
+
+fv_status fv_rt_time_copy(fv_rt_context *context, uint64_t bytes, const fv_rt_timing *timing,
+                          float *samples_ms)
+{
+    if (bytes == 0)
+        FV_FAIL(FV_ERR_USAGE, "timing a copy of 0 bytes");
+    size_t free_bytes = 0;
+    FV_TRY(free_device_memory(context, &free_bytes));
+    if (free_bytes < COPY_HEADROOM_BYTES || bytes > (free_bytes - COPY_HEADROOM_BYTES) / 2)
+        FV_FAIL(FV_ERR_UNSUPPORTED,
+                "a timed copy of %llu bytes needs twice that and 256 MiB free on device %d, "
+                "which has %zu bytes free",
+                (unsigned long long)bytes, context->info.ordinal, free_bytes);
+    timed_copy copy = {.bytes = bytes};
+    fv_status status;
+    FV_TRY_GOTO(status, fv_rt_alloc(context, bytes, &copy.source), done);
+    FV_TRY_GOTO(status, fv_rt_alloc(context, bytes, &copy.destination), done);
+    FV_TRY_GOTO(status, fv_rt_memset(context, copy.source, 0x5a, bytes), done);
+    FV_TRY_GOTO(status, fv_rt_time(context, enqueue_copy, &copy, timing, samples_ms), done);
+done:
+    keep_first(&status, fv_rt_free(context, copy.destination));
+    keep_first(&status, fv_rt_free(context, copy.source));
+    return status;
+}
+
 /* ---------------------------------------------------------- copy bandwidth */
 
 static int compare_floats(const void *left, const void *right)
@@ -736,9 +788,7 @@ static void store_bandwidth(fv_rt_context *context, fv_rt_cache *cache,
 static fv_status copy_size(fv_rt_context *context, uint64_t *bytes)
 {
     size_t free_bytes = 0;
-    size_t total_bytes = 0;
-    FV_CU_CHECK(context->driver, context->driver->memory_get_info(&free_bytes, &total_bytes),
-                "reading the free memory of device %d", context->info.ordinal);
+    FV_TRY(free_device_memory(context, &free_bytes));
     uint64_t size = free_bytes / 4 < BANDWIDTH_MAX_BYTES ? free_bytes / 4 : BANDWIDTH_MAX_BYTES;
     size -= size % BANDWIDTH_ALIGNMENT;
     if (size < BANDWIDTH_MIN_BYTES)
@@ -774,7 +824,7 @@ static fv_status time_copies(fv_rt_context *context, CUdeviceptr source,
 
 static fv_status measure_bandwidth(fv_rt_context *context, fv_rt_copy_bandwidth_result *result)
 {
-    uint64_t bytes;
+    uint64_t bytes = 0;
     FV_TRY(copy_size(context, &bytes));
     fv_rt_device_pointer source = 0;
     fv_rt_device_pointer destination = 0;

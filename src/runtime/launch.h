@@ -209,6 +209,18 @@ typedef struct fv_rt_timing {
 fv_status fv_rt_time(fv_rt_context *context, fv_rt_launch_sequence sequence, void *user_data,
                      const fv_rt_timing *timing, float *samples_ms);
 
+/* Times a device-to-device copy of `bytes` (> 0) as fv_rt_time times a case:
+ * the same warm-up, repeats, L2 flush and events, the copy
+ * (cuMemcpyDtoDAsync) on the context's stream.  Allocates a source and a
+ * destination of `bytes` each for the call and frees them.  This is the
+ * reference for a kernel that moves 2 x `bytes`: what a copy of its traffic
+ * reaches, fixed costs (launch, the flush's write-back) included.  Failure:
+ * as fv_rt_time; FV_ERR_USAGE for 0 bytes; FV_ERR_UNSUPPORTED, with nothing
+ * allocated, when the device has less than 2 x `bytes` (and 256 MiB) free;
+ * the samples are then unspecified. */
+fv_status fv_rt_time_copy(fv_rt_context *context, uint64_t bytes, const fv_rt_timing *timing,
+                          float *samples_ms);
+
 /* ---------------------------------------------------------- copy bandwidth */
 
 typedef struct fv_rt_copy_bandwidth_result {

@@ -100,6 +100,8 @@ static const fv_archive_column result_columns[] = {
     LATER_RESULT_COLUMN(inputs_ms, DOUBLE),
     LATER_RESULT_COLUMN(outputs_ms, DOUBLE),
     LATER_RESULT_COLUMN(timing_ms, DOUBLE),
+    LATER_RESULT_COLUMN(sized_copy_gbs, DOUBLE),
+    LATER_RESULT_COLUMN(percent_of_sized_copy, DOUBLE),
     RESULT_COLUMN(wall_ms, DOUBLE),
     RESULT_COLUMN(finished_at, DOUBLE),
     RESULT_COLUMN(repro, STRING),

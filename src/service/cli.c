@@ -41,6 +41,8 @@ static void print_usage(FILE *stream)
             "  --repeats N, --warmup N  timed and untimed runs per case (default 20, 3)\n"
             "  --flush memset|read    how the L2 is emptied before each timed run (default\n"
             "                         memset, as nvbench; read leaves no dirty lines)\n"
+            "  --no-sized-copy        do not time, beside each case, a copy of its bytes\n"
+            "                         (the reference for short kernels: %% of a same-size copy)\n"
             "  --kernel-cache DIR     cubin cache (default $FV_KERNEL_CACHE or\n"
             "                         ~/.cache/fuservalidate/kernels); --no-kernel-cache\n"
             "  --timeout SECONDS      per case; a worker past it is killed, the case is a\n"

@@ -192,6 +192,8 @@ static void append_properties(fv_text *out, const fv_result *r,
     append_property(out, "status", "%s", fv_result_status_name((fv_result_status)r->status));
     append_property(out, "bandwidth_gbs", "%.6g", r->bandwidth_gbs);
     append_property(out, "percent_of_copy", "%.6g", r->percent_of_copy);
+    if (r->percent_of_sized_copy > 0)
+        append_property(out, "percent_of_sized_copy", "%.6g", r->percent_of_sized_copy);
     append_property(out, "median_ms", "%.6g", r->time_median_ms);
     append_property(out, "worst_ratio", "%.6g", r->worst_ratio);
     append_property(out, "mismatches", "%lld", (long long)r->mismatches);

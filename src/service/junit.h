@@ -11,8 +11,9 @@
  *     <testsuite name tests failures errors skipped time timestamp hostname id package>
  *       <properties> generator </properties>
  *       <testcase classname=FAMILY name=CASE-ID time=WALL-SECONDS>
- *         <properties> bandwidth_gbs, percent_of_copy, median_ms, worst_ratio,
- *                      mismatches, elements, scheduler, status </properties>
+ *         <properties> bandwidth_gbs, percent_of_copy, percent_of_sized_copy
+ *                      (when measured), median_ms, worst_ratio, mismatches,
+ *                      elements, scheduler, status </properties>
  *         <failure message type>details</failure>   status fail, or a regression
  *         <error message type>details</error>       status error, crash, timeout
  *         <skipped message/>                        status unsupported, skipped

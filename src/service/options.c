@@ -30,6 +30,7 @@ enum {
     OPTION_ARCH,
     OPTION_REPEATS,
     OPTION_FLUSH,
+    OPTION_NO_SIZED_COPY,
     OPTION_WARMUP,
     OPTION_KERNEL_CACHE,
     OPTION_NO_KERNEL_CACHE,
@@ -61,6 +62,7 @@ static const struct option long_options[] = {
     {"arch", required_argument, NULL, OPTION_ARCH},
     {"repeats", required_argument, NULL, OPTION_REPEATS},
     {"flush", required_argument, NULL, OPTION_FLUSH},
+    {"no-sized-copy", no_argument, NULL, OPTION_NO_SIZED_COPY},
     {"warmup", required_argument, NULL, OPTION_WARMUP},
     {"output", required_argument, NULL, 'o'},
     {"kernel-cache", required_argument, NULL, OPTION_KERNEL_CACHE},
@@ -200,6 +202,7 @@ fv_status fv_options_parse(const char *command, int argc, char **argv, fv_option
             if (!fv_rt_flush_parse(optarg, &options->flush) || options->flush == FV_RT_FLUSH_NONE)
                 FV_FAIL(FV_ERR_USAGE, "--flush is memset or read, not '%s'", optarg);
             break;
+        case OPTION_NO_SIZED_COPY: options->no_sized_copy = true; break;
         case OPTION_COMPILE_ONLY: options->compile_only = true; break;
         case OPTION_NO_CHECK: options->no_check = true; break;
         case OPTION_APPROACH:

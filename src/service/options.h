@@ -34,6 +34,7 @@ typedef struct fv_options {
     int repeats, warmup;        /* timing */
     fv_rt_flush flush;          /* --flush: how the L2 is emptied before each timed run
                                    (memset, the default, or read) */
+    bool no_sized_copy;         /* run: do not time a copy of each case's traffic */
     const char *output;         /* result archive path, or NULL for the default */
     const char *kernel_cache;   /* cubin cache directory, or NULL for the default */
     bool no_kernel_cache;

@@ -24,6 +24,15 @@ typedef struct loaded_kernel {
     fv_rt_kernel_resources resources;
 } loaded_kernel;
 
+/* A copy timed for a case's traffic, kept for later cases of the same size
+ * (every approach of a case under --approach all, repeated shapes). */
+typedef struct sized_copy {
+    uint64_t bytes;                /* each way */
+    double median_ms;
+} sized_copy;
+
+#define SIZED_COPIES_KEPT 64
+
 struct fv_pipeline {
     fv_pipeline_options options;
     fv_rt_driver *driver;
@@ -34,6 +43,8 @@ struct fv_pipeline {
     char arch[16];
     loaded_kernel *loaded;
     int loaded_count, loaded_capacity;
+    sized_copy sized_copies[SIZED_COPIES_KEPT]; /* ring: the oldest is replaced */
+    int sized_copy_count;          /* entries ever kept */
     bool poisoned;                 /* a kernel fault destroyed the context */
     char poison_reason[384];
 };
@@ -578,15 +589,85 @@ static void summarize_comparisons(const fv_case *c, const fv_comparison *compari
     }
 }
 
-static fv_status time_case(fv_pipeline *p, const fv_case *c, launch_sequence *sequence,
-                           fv_result *result, double *samples, int *sample_count)
+/* How every case (and its sized copy) is timed. */
+static fv_rt_timing case_timing(const fv_pipeline *p)
 {
     int repeats = p->options.repeats > 0 ? p->options.repeats : 1;
     if (repeats > FV_RESULT_MAX_SAMPLES)
         repeats = FV_RESULT_MAX_SAMPLES;
+    return (fv_rt_timing){.warmup = p->options.warmup, .repeats = repeats,
+                          .flush = p->options.flush};
+}
+
+/* Each way of a copy with a case's traffic: half its bytes, in whole
+ * 16-byte vectors (at least one). */
+static uint64_t sized_copy_bytes(double io_bytes)
+{
+    uint64_t half = (uint64_t)(io_bytes / 2);
+    half -= half % 16;
+    return half > 16 ? half : 16;
+}
+
+static bool recall_sized_copy(const fv_pipeline *p, uint64_t bytes, double *median_ms)
+{
+    int kept = p->sized_copy_count < SIZED_COPIES_KEPT ? p->sized_copy_count
+                                                       : SIZED_COPIES_KEPT;
+    for (int i = 0; i < kept; i++)
+        if (p->sized_copies[i].bytes == bytes) {
+            *median_ms = p->sized_copies[i].median_ms;
+            return true;
+        }
+    return false;
+}
+
+/* The median of a copy of `bytes` each way, timed now or recalled; 0 when
+ * the device lacks the memory for its buffers. */
+static fv_status sized_copy_median(fv_pipeline *p, uint64_t bytes, double *median_ms)
+{
+    if (recall_sized_copy(p, bytes, median_ms))
+        return FV_OK;
+    fv_rt_timing timing = case_timing(p);
     float measured[FV_RESULT_MAX_SAMPLES];
-    fv_rt_timing timing = {.warmup = p->options.warmup, .repeats = repeats,
-                           .flush = p->options.flush};
+    fv_status status = fv_rt_time_copy(p->context, bytes, &timing, measured);
+    if (status == FV_ERR_UNSUPPORTED) {
+        fv_error_clear();
+        *median_ms = 0;
+        return FV_OK;
+    }
+    FV_TRY(status);
+    double sorted[FV_RESULT_MAX_SAMPLES];
+    for (int i = 0; i < timing.repeats; i++)
+        sorted[i] = measured[i];
+    fv_sort_doubles(sorted, (size_t)timing.repeats);
+    *median_ms = fv_sorted_median(sorted, (size_t)timing.repeats);
+    p->sized_copies[p->sized_copy_count % SIZED_COPIES_KEPT] =
+        (sized_copy){.bytes = bytes, .median_ms = *median_ms};
+    p->sized_copy_count++;
+    return FV_OK;
+}
+
+/* sized_copy_gbs and percent_of_sized_copy of a timed case (left 0 when
+ * not asked for or not measurable). */
+static fv_status compare_with_sized_copy(fv_pipeline *p, fv_result *result)
+{
+    if (!p->options.sized_copy || !(result->time_median_ms > 0))
+        return FV_OK;
+    uint64_t bytes = sized_copy_bytes(result->io_bytes);
+    double median_ms = 0;
+    FV_TRY(sized_copy_median(p, bytes, &median_ms));
+    if (!(median_ms > 0))
+        return FV_OK;
+    result->sized_copy_gbs = 2.0 * (double)bytes / (median_ms * 1e-3) / 1e9;
+    result->percent_of_sized_copy = 100.0 * result->bandwidth_gbs / result->sized_copy_gbs;
+    return FV_OK;
+}
+
+static fv_status time_case(fv_pipeline *p, const fv_case *c, launch_sequence *sequence,
+                           fv_result *result, double *samples, int *sample_count)
+{
+    fv_rt_timing timing = case_timing(p);
+    int repeats = timing.repeats;
+    float measured[FV_RESULT_MAX_SAMPLES];
     double started = now_ms();
     FV_TRY(fv_rt_time(p->context, run_sequence, sequence, &timing, measured));
     result->timing_ms = now_ms() - started;
@@ -605,7 +686,7 @@ static fv_status time_case(fv_pipeline *p, const fv_case *c, launch_sequence *se
     result->copy_bandwidth_gbs = p->copy_bandwidth;
     if (p->copy_bandwidth > 0)
         result->percent_of_copy = 100.0 * result->bandwidth_gbs / p->copy_bandwidth;
-    return FV_OK;
+    return compare_with_sized_copy(p, result);
 }
 
 /* ------------------------------------------------------------------ run */

@@ -24,6 +24,7 @@ typedef struct fv_pipeline_options {
     int warmup;                 /* untimed runs before timing */
     int repeats;                /* timed runs (samples) */
     fv_rt_flush flush;          /* how the L2 is emptied before each timed run */
+    bool sized_copy;            /* also time a copy of each timed case's traffic */
     fv_tolerance_policy tolerance;
     fv_store *store;            /* reference store; NULL computes references every time */
     fv_rt_cache *kernel_cache;  /* cubin cache; NULL compiles every time */

@@ -93,6 +93,11 @@ typedef struct fv_result {
     double inputs_ms;           /* device buffers allocated, inputs generated and copied in */
     double outputs_ms;          /* outputs copied back to the host */
     double timing_ms;           /* the timed runs: warmup and repeats, L2 flushes included */
+    /* a device-to-device copy of the case's traffic (io_bytes / 2 each way)
+     * timed as the case was: what a kernel of this size can reach (0 when not
+     * measured: --no-sized-copy, too little free memory, archives before it) */
+    double sized_copy_gbs;      /* io_bytes / the copy's median time, GB/s */
+    double percent_of_sized_copy; /* bandwidth_gbs / sized_copy_gbs * 100 */
     double wall_ms;             /* whole case, from first stage to the record */
     double finished_at;         /* Unix time the record was made */
     char repro[512];            /* one-line command that reruns just this case */

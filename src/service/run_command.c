@@ -310,6 +310,8 @@ static fv_status build_worker_arguments(fv_run_session *session)
         FV_TRY(add_argument(arguments, &n, "--compile-only"));
     if (o->no_check)
         FV_TRY(add_argument(arguments, &n, "--no-check"));
+    if (o->no_sized_copy)
+        FV_TRY(add_argument(arguments, &n, "--no-sized-copy"));
     if (o->require_gpu)
         FV_TRY(add_argument(arguments, &n, "--require-gpu"));
     if (o->device != NULL)

@@ -52,15 +52,25 @@ static void clear_progress(fv_run_recorder *recorder)
     }
 }
 
+/* A timed case's time, bandwidth and resources. */
+static void print_timing(const fv_result *r)
+{
+    printf("  %8.4f ms  %5.2f TB/s  %5.1f%% of copy", r->time_median_ms, r->bandwidth_gbs / 1000,
+           r->percent_of_copy);
+    if (r->percent_of_sized_copy > 0)
+        printf(" (%5.1f%% of one this size)", r->percent_of_sized_copy);
+    printf("  worst %.2f of allowed  %d regs %d spills", r->worst_ratio, (int)r->registers,
+           (int)r->spill_bytes);
+}
+
 static void print_result(const fv_result *r)
 {
     printf("%-11s %-46s %d kernel%s", fv_result_status_name((fv_result_status)r->status),
            r->case_id, (int)r->segment_count, r->segment_count == 1 ? " " : "s");
-    if (r->status == FV_RESULT_PASS || ((r->status == FV_RESULT_FAIL || r->status == FV_RESULT_SKIPPED) &&
-                                        r->repeats > 0))
-        printf("  %8.4f ms  %5.2f TB/s  %5.1f%% of copy  worst %.2f of allowed  %d regs %d spills",
-               r->time_median_ms, r->bandwidth_gbs / 1000, r->percent_of_copy, r->worst_ratio,
-               (int)r->registers, (int)r->spill_bytes);
+    bool timed = r->status == FV_RESULT_PASS ||
+                 ((r->status == FV_RESULT_FAIL || r->status == FV_RESULT_SKIPPED) && r->repeats > 0);
+    if (timed)
+        print_timing(r);
     else if (r->status == FV_RESULT_COMPILED)
         printf("  %d registers, %d spill bytes, %d cached of %d", (int)r->registers,
                (int)r->spill_bytes, (int)r->cache_hits, (int)r->kernels);
@@ -134,25 +144,38 @@ fv_status fv_run_record(fv_run_recorder *recorder, const fv_outcome *outcome)
 
 /* ------------------------------------------------------------ summary */
 
-/* One line per family and dtype: counts, median % of copy, worst ratio. */
+/* The median of values[0 .. count-1] (sorted in place) as text; "-" for none. */
+static void format_median(double *values, int count, char *text, size_t size)
+{
+    fv_sort_doubles(values, (size_t)count);
+    if (count > 0)
+        snprintf(text, size, "%.1f", values[count / 2]);
+    else
+        snprintf(text, size, "-");
+}
+
+/* One line per family and dtype: counts, median % of copy and of a copy of
+ * each case's size, worst ratio. */
 static void print_groups(const fv_run_recorder *recorder)
 {
     const fv_result *results = recorder->results;
     int32_t count = recorder->result_count;
-    printf("\n%-28s %-5s %6s %6s %6s %9s %12s %14s\n", "family", "dtype", "cases", "passed",
-           "failed", "other", "median %copy", "worst/allowed");
+    printf("\n%-28s %-5s %6s %6s %6s %9s %12s %12s %14s\n", "family", "dtype", "cases",
+           "passed", "failed", "other", "median %copy", "median %size", "worst/allowed");
     bool *done = calloc((size_t)count + 1, sizeof(bool));
     double *percents = malloc(sizeof(double) * (size_t)(count + 1));
-    if (done == NULL || percents == NULL) {
+    double *sized_percents = malloc(sizeof(double) * (size_t)(count + 1));
+    if (done == NULL || percents == NULL || sized_percents == NULL) {
         free(done);
         free(percents);
+        free(sized_percents);
         return;
     }
     for (int32_t i = 0; i < count; i++) {
         if (done[i])
             continue;
         const fv_result *first = &results[i];
-        int cases = 0, passed = 0, failed = 0, percent_count = 0;
+        int cases = 0, passed = 0, failed = 0, percent_count = 0, sized_count = 0;
         double worst = 0;
         for (int32_t j = i; j < count; j++) {
             const fv_result *r = &results[j];
@@ -165,16 +188,18 @@ static void print_groups(const fv_run_recorder *recorder)
             worst = fmax(worst, r->worst_ratio);
             if (r->percent_of_copy > 0)
                 percents[percent_count++] = r->percent_of_copy;
+            if (r->percent_of_sized_copy > 0)
+                sized_percents[sized_count++] = r->percent_of_sized_copy;
         }
-        fv_sort_doubles(percents, (size_t)percent_count);
-        char median[16] = "-";
-        if (percent_count > 0)
-            snprintf(median, sizeof median, "%.1f", percents[percent_count / 2]);
-        printf("%-28s %-5s %6d %6d %6d %9d %12s %14.3g\n", first->family, first->dtype, cases,
-               passed, failed, cases - passed - failed, median, worst);
+        char median[16], sized_median[16];
+        format_median(percents, percent_count, median, sizeof median);
+        format_median(sized_percents, sized_count, sized_median, sizeof sized_median);
+        printf("%-28s %-5s %6d %6d %6d %9d %12s %12s %14.3g\n", first->family, first->dtype,
+               cases, passed, failed, cases - passed - failed, median, sized_median, worst);
     }
     free(done);
     free(percents);
+    free(sized_percents);
 }
 
 void fv_run_recorder_summary(fv_run_recorder *recorder)

@@ -128,6 +128,7 @@ static fv_status open_worker(worker_state *w)
         .tolerance = w->options->tolerance, .store = w->store,
         .kernel_cache = w->kernel_cache, .threads = w->options->threads,
         .check_outputs = !w->options->no_check,
+        .sized_copy = !w->options->no_sized_copy,
         .memory_budget = w->options->memory_budget};
     FV_TRY(fv_pipeline_open(&pipeline_options, w->compile_only ? NULL : w->driver,
                             w->ordinal < 0 ? 0 : w->ordinal, &w->table_device, &w->pipeline));
