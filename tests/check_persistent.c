@@ -827,7 +827,10 @@ START_TEST(one_slot_clusters_double_on_fast_memory_for_layer_norm)
                              "rows split over clusters of 4 blocks (6144 columns each)") != NULL &&
                           strstr(chosen.params.description, "2 row slots") != NULL &&
                           strstr(chosen.params.description,
-                                 "; one row slot in clusters of 2, so clusters of 4") != NULL,
+                                 "; one row slot in clusters of 2, so clusters of 4 tried") !=
+                              NULL &&
+                          strstr(chosen.params.description,
+                                 "; clusters of 4 taken: two row slots") != NULL,
                       "%s: %s", fast[d], chosen.params.description);
         choose_multiwave(NORM_RMS_BACKWARD, FV_F32, 24576, fast[d], &chosen);
         ck_assert_int_eq(chosen.launch.cluster, 2);
@@ -842,6 +845,9 @@ START_TEST(one_slot_clusters_double_on_fast_memory_for_layer_norm)
     /* rows that keep two slots in clusters of 2 stay there */
     choose_multiwave(NORM_LAYER_BACKWARD, FV_F32, 20480, "H200", &chosen);
     ck_assert_int_eq(chosen.launch.cluster, 2);
+    ck_assert_msg(strstr(chosen.params.description, "2 row slots") != NULL &&
+                      strstr(chosen.params.description, "one row slot in clusters") == NULL,
+                  "%s", chosen.params.description);
 }
 END_TEST
 

@@ -673,6 +673,22 @@ typedef struct timed_copy {
     uint64_t bytes;
 } timed_copy;
 
+/* fv_rt_alloc, but a device out of memory (another process on the GPU took
+ * it after the check) is FV_ERR_UNSUPPORTED, as too little free memory is. */
+static fv_status allocate_copy_buffer(fv_rt_context *context, uint64_t bytes,
+                                      fv_rt_device_pointer *pointer)
+{
+    CUdeviceptr allocated = 0;
+    CUresult result = context->driver->memory_alloc(&allocated, bytes);
+    if (result == CUDA_ERROR_OUT_OF_MEMORY)
+        FV_FAIL(FV_ERR_UNSUPPORTED, "no room for a timed copy of %llu bytes on device %d",
+                (unsigned long long)bytes, context->info.ordinal);
+    FV_CU_CHECK(context->driver, result, "allocating %llu bytes on device %d",
+                (unsigned long long)bytes, context->info.ordinal);
+    *pointer = allocated;
+    return FV_OK;
+}
+
 static fv_status enqueue_copy(fv_rt_context *context, void *user_data)
 {
     const timed_copy *copy = user_data;
@@ -699,8 +715,8 @@ fv_status fv_rt_time_copy(fv_rt_context *context, uint64_t bytes, const fv_rt_ti
                 (unsigned long long)bytes, context->info.ordinal, free_bytes);
     timed_copy copy = {.bytes = bytes};
     fv_status status;
-    FV_TRY_GOTO(status, fv_rt_alloc(context, bytes, &copy.source), done);
-    FV_TRY_GOTO(status, fv_rt_alloc(context, bytes, &copy.destination), done);
+    FV_TRY_GOTO(status, allocate_copy_buffer(context, bytes, &copy.source), done);
+    FV_TRY_GOTO(status, allocate_copy_buffer(context, bytes, &copy.destination), done);
     FV_TRY_GOTO(status, fv_rt_memset(context, copy.source, 0x5a, bytes), done);
     FV_TRY_GOTO(status, fv_rt_time(context, enqueue_copy, &copy, timing, samples_ms), done);
 done:

@@ -215,9 +215,10 @@ fv_status fv_rt_time(fv_rt_context *context, fv_rt_launch_sequence sequence, voi
  * destination of `bytes` each for the call and frees them.  This is the
  * reference for a kernel that moves 2 x `bytes`: what a copy of its traffic
  * reaches, fixed costs (launch, the flush's write-back) included.  Failure:
- * as fv_rt_time; FV_ERR_USAGE for 0 bytes; FV_ERR_UNSUPPORTED, with nothing
- * allocated, when the device has less than 2 x `bytes` (and 256 MiB) free;
- * the samples are then unspecified. */
+ * as fv_rt_time (which never returns FV_ERR_UNSUPPORTED); FV_ERR_USAGE for 0
+ * bytes; FV_ERR_UNSUPPORTED, with nothing left allocated, when the device
+ * has less than 2 x `bytes` (and 256 MiB) free or runs out of memory while
+ * the buffers are allocated; the samples are then unspecified. */
 fv_status fv_rt_time_copy(fv_rt_context *context, uint64_t bytes, const fv_rt_timing *timing,
                           float *samples_ms);
 

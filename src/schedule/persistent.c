@@ -1447,15 +1447,21 @@ static void widen_cluster_for_two_slots(const buffered_inputs *buffers, const fv
         best->cluster < 2 || best->slots >= 2 || best->cluster * 2 > max_cluster)
         return;
     int one_slot_cluster = best->cluster;
-    fv_text_printf(considered, "; one row slot in clusters of %d, so clusters of %d",
+    fv_text_printf(considered, "; one row slot in clusters of %d, so clusters of %d tried",
                    one_slot_cluster, 2 * one_slot_cluster);
     candidate wider;
-    if (!search_blocks(buffers, device, outer_reductions, vector, inner, outer,
-                       2 * one_slot_cluster, true, &wider, considered))
-        return;
-    finish_candidate(buffers, device, outer_reductions, vector, rows, var_mean, recomputed,
-                     &wider);
-    if (wider.slots >= 2)
+    bool taken = search_blocks(buffers, device, outer_reductions, vector, inner, outer,
+                               2 * one_slot_cluster, true, &wider, considered);
+    if (taken) {
+        finish_candidate(buffers, device, outer_reductions, vector, rows, var_mean, recomputed,
+                         &wider);
+        wider.split_for_constants = best->split_for_constants;
+        taken = wider.slots >= 2 && !rereads_row_constants(buffers, &wider);
+    }
+    fv_text_printf(considered, taken ? "; clusters of %d taken: two row slots"
+                                     : "; clusters of %d kept", taken ? 2 * one_slot_cluster
+                                                                      : one_slot_cluster);
+    if (taken)
         *best = wider;
 }
 

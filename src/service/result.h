@@ -51,7 +51,8 @@ typedef struct fv_result {
     /* outcome */
     int32_t status;             /* fv_result_status */
     char stage[16];             /* last stage reached: frontend, segment, schedule, codegen,
-                                   compile, load, inputs, launch, reference, compare, timing, done */
+                                   compile, load, inputs, launch, reference, compare, timing,
+                                   repeat, sized copy, done */
     char message[512];          /* why it failed, or "" */
     /* what ran */
     int32_t segment_count;
@@ -96,7 +97,8 @@ typedef struct fv_result {
     /* a device-to-device copy of the case's traffic (io_bytes / 2 each way)
      * timed as the case was: what a kernel of this size can reach (0 when not
      * measured: --no-sized-copy, too little free memory, archives before it) */
-    double sized_copy_gbs;      /* io_bytes / the copy's median time, GB/s */
+    double sized_copy_gbs;      /* the copy's traffic (2 x io_bytes / 2, in whole 16-byte
+                                   vectors each way) / its median time, GB/s */
     double percent_of_sized_copy; /* bandwidth_gbs / sized_copy_gbs * 100 */
     double wall_ms;             /* whole case, from first stage to the record */
     double finished_at;         /* Unix time the record was made */
