@@ -600,6 +600,14 @@ static fv_rt_timing case_timing(const fv_pipeline *p)
                           .flush = p->options.flush};
 }
 
+/* The timed samples of fv_rt_time (milliseconds) as doubles, sorted. */
+static void sort_samples(const float *measured, int repeats, double *sorted)
+{
+    for (int i = 0; i < repeats; i++)
+        sorted[i] = measured[i];
+    fv_sort_doubles(sorted, (size_t)repeats);
+}
+
 /* Each way of a copy with a case's traffic: half its bytes, in whole
  * 16-byte vectors (at least one). */
 static uint64_t sized_copy_bytes(double io_bytes)
@@ -610,8 +618,7 @@ static uint64_t sized_copy_bytes(double io_bytes)
     if (half_bytes > 0x1p62)
         half_bytes = 0x1p62;
     uint64_t half = (uint64_t)half_bytes;
-    half -= half % 16;
-    return half > 16 ? half : 16;
+    return half - half % 16;
 }
 
 static bool recall_sized_copy(const fv_pipeline *p, uint64_t bytes, double *median_ms)
@@ -640,9 +647,7 @@ static fv_status sized_copy_median(fv_pipeline *p, uint64_t bytes, double *media
     }
     FV_TRY(status);
     double sorted[FV_RESULT_MAX_SAMPLES];
-    for (int i = 0; i < timing.repeats; i++)
-        sorted[i] = measured[i];
-    fv_sort_doubles(sorted, (size_t)timing.repeats);
+    sort_samples(measured, timing.repeats, sorted);
     *median_ms = fv_sorted_median(sorted, (size_t)timing.repeats);
     p->sized_copies[p->next_sized_copy] = (sized_copy){.bytes = bytes, .median_ms = *median_ms};
     p->next_sized_copy = (p->next_sized_copy + 1) % SIZED_COPIES_KEPT;
@@ -676,11 +681,11 @@ static fv_status time_case(fv_pipeline *p, const fv_case *c, launch_sequence *se
     double started = now_ms();
     FV_TRY(fv_rt_time(p->context, run_sequence, sequence, &timing, measured));
     result->timing_ms = now_ms() - started;
-    double sorted[FV_RESULT_MAX_SAMPLES];
     for (int i = 0; i < repeats; i++)
-        samples[i] = sorted[i] = measured[i];
+        samples[i] = measured[i];
     *sample_count = repeats;
-    fv_sort_doubles(sorted, (size_t)repeats);
+    double sorted[FV_RESULT_MAX_SAMPLES];
+    sort_samples(measured, repeats, sorted);
     result->repeats = repeats;
     result->time_min_ms = sorted[0];
     result->time_max_ms = sorted[repeats - 1];
