@@ -373,7 +373,8 @@ END_TEST
 /* Two rows of 128 threads per block where the search gives a row 256
  * threads (pair_rows): one block per SM, twice the batch, one partial row
  * per block in the workspace; at most 48 elements per thread in the pair,
- * 32 for RMS norm (one outer reduction). */
+ * 32 for RMS norm (one outer reduction), 64 for layer norm on a device of
+ * fast memory per SM (the H200 and B200, not the H100). */
 START_TEST(rows_pair_up_in_256_thread_blocks)
 {
     static const struct {
@@ -381,26 +382,36 @@ START_TEST(rows_pair_up_in_256_thread_blocks)
         fv_dtype dtype;
         int64_t hidden;
         int block_x, block_y, batch;
+        bool fast_memory_only; /* this row holds on the H200 and B200; the H100 keeps
+                                  256 x 1 threads at half the batch */
     } shapes[] = {
-        {NORM_LAYER_BACKWARD, FV_BF16, 6144, 128, 2, 6}, /* 48 elements per thread */
-        {NORM_LAYER_BACKWARD, FV_F32, 3072, 128, 2, 6},
-        {NORM_LAYER_BACKWARD, FV_F32, 4096, 128, 2, 8},
-        {NORM_RMS_BACKWARD, FV_F32, 4096, 128, 2, 8},    /* 32 */
-        {NORM_LAYER_BACKWARD, FV_BF16, 8192, 256, 1, 4}, /* a pair would hold 64 */
-        {NORM_LAYER_BACKWARD, FV_F32, 8192, 256, 1, 8},  /* ... 64 */
-        {NORM_RMS_BACKWARD, FV_BF16, 6144, 256, 1, 3},   /* ... 48, RMS norm */
-        {NORM_LAYER_BACKWARD, FV_BF16, 4096, 128, 1, 4}, /* 128 threads a row already */
+        {NORM_LAYER_BACKWARD, FV_BF16, 6144, 128, 2, 6, false}, /* 48 elements per thread */
+        {NORM_LAYER_BACKWARD, FV_F32, 3072, 128, 2, 6, false},
+        {NORM_LAYER_BACKWARD, FV_F32, 4096, 128, 2, 8, false},
+        {NORM_RMS_BACKWARD, FV_F32, 4096, 128, 2, 8, false},    /* 32 */
+        {NORM_LAYER_BACKWARD, FV_BF16, 8192, 128, 2, 8, true},  /* 64 */
+        {NORM_LAYER_BACKWARD, FV_F16, 8192, 128, 2, 8, true},
+        {NORM_LAYER_BACKWARD, FV_F32, 8192, 128, 2, 16, true},
+        {NORM_RMS_BACKWARD, FV_BF16, 6144, 256, 1, 3, false},   /* a pair would hold 48,
+                                                                   RMS norm */
+        {NORM_RMS_BACKWARD, FV_BF16, 8192, 256, 1, 4, false},   /* ... 64, RMS norm */
+        {NORM_LAYER_BACKWARD, FV_BF16, 4096, 128, 1, 4, false}, /* 128 threads a row already */
     };
-    for (size_t d = 0; d < 2; d++) {
-        const char *device = d == 0 ? "H100" : "B200";
+    static const char *const devices[] = {"H100", "H200", "B200"};
+    for (size_t d = 0; d < sizeof devices / sizeof devices[0]; d++) {
+        const char *device = devices[d];
+        bool fast_memory = strcmp(device, "H100") != 0;
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
             choice chosen;
             choose_multiwave(shapes[i].kind, shapes[i].dtype, shapes[i].hidden, device, &chosen);
             const fv_schedule_params *p = &chosen.params;
-            ck_assert_msg(p->block_x == shapes[i].block_x && p->block_y == shapes[i].block_y &&
-                              p->serial == shapes[i].batch,
+            bool applies = fast_memory || !shapes[i].fast_memory_only;
+            int block_x = applies ? shapes[i].block_x : 2 * shapes[i].block_x;
+            int block_y = applies ? shapes[i].block_y : 1;
+            int batch = applies ? shapes[i].batch : shapes[i].batch / 2;
+            ck_assert_msg(p->block_x == block_x && p->block_y == block_y && p->serial == batch,
                           "%s H=%lld: %s", device, (long long)shapes[i].hidden, p->description);
-            bool paired = shapes[i].block_y == 2;
+            bool paired = block_y == 2;
             ck_assert_int_eq(strstr(p->description, "two rows per block (instead of one of 256 "
                                                     "threads), 128 x 2 threads") != NULL,
                              paired);

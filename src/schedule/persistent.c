@@ -93,6 +93,7 @@ enum {
     ROW_PAIR_MAX_ELEMENTS = 48, /* pair_rows: at most this many elements per thread in
                                    the pair (two outer reductions) */
     ROW_PAIR_MAX_SINGLE = 32, /* ... with one outer reduction */
+    ROW_PAIR_MAX_FAST_MEMORY = 64, /* ... with two, on a device of fast memory per SM */
     STAGE_TWO_LOAD_FLOATS = 32, /* stage_two_rows_per_load: most floats of workspace rows a
                                    stage-2 thread loads before adding them */
     FAST_MEMORY_MIN_GBS_PER_SM = 30, /* fast_memory_per_sm: DRAM GB/s per SM from which
@@ -1191,7 +1192,8 @@ static void widen_for_held_values(const buffered_inputs *buffers, const fv_devic
  * twice that (multi-wave, a row per block): the same 8 warps on each SM,
  * each row's block reductions over half of them and twice the elements per
  * thread, at most ROW_PAIR_MAX_ELEMENTS (ROW_PAIR_MAX_SINGLE with one outer
- * reduction, RMS norm).  Into *pair, true if it fits at one block per SM
+ * reduction, RMS norm; ROW_PAIR_MAX_FAST_MEMORY with two on a device of
+ * fast memory per SM).  Into *pair, true if it fits at one block per SM
  * without reading the row-constant inputs from device memory in every
  * pass.  Measured on an H200 and an H100 (bench/results/h200-2026-11-22.md,
  * "Two rows per block"), time against one 256-thread row:
@@ -1201,12 +1203,19 @@ static void widen_for_held_values(const buffered_inputs *buffers, const fv_devic
  *   64 elements: LN bwd bf16 / fp16 8192 H200 +3.3 / +1.8%, H100 -3.1 /
  *   -2.3%; LN bwd fp32 8192 H200 +1.1%, H100 -1.0%; RMS bwd bf16 / fp16
  *   8192 H200 -1.6 / -1.3%;
- *   RMS bwd 16-bit 6144 (48 elements) within 0.1% on the H200. */
+ *   RMS bwd 16-bit 6144 (48 elements) within 0.1% on the H200.
+ * Layer norm's 64 elements again on an H200 with the later kernels (rows and
+ * weight held as float; h200-2026-11-28.md, session 28), three rounds: LN
+ * bwd bf16 8192 +3.0% (89.4 -> 92.1-92.7% of copy), fp16 and fp32 8192
+ * +0.3%.  Where a pair is no faster (bf16 / fp16 4096 as 128 x 2 threads,
+ * -0.8..-1.0%) the search's 128 threads stay. */
 static bool pair_rows(const buffered_inputs *buffers, const fv_device *device,
                       int outer_reductions, int vector, int64_t inner, const row_traits *rows,
                       const candidate *best, candidate *pair)
 {
-    int most = outer_reductions >= 2 ? ROW_PAIR_MAX_ELEMENTS : ROW_PAIR_MAX_SINGLE;
+    int most = outer_reductions >= 2 ? (fast_memory_per_sm(device) ? ROW_PAIR_MAX_FAST_MEMORY
+                                                                   : ROW_PAIR_MAX_ELEMENTS)
+                                     : ROW_PAIR_MAX_SINGLE;
     if (outer_reductions == 0 || best->cluster != 1 || best->block_y != 1 ||
         best->block_x != 2 * ROW_PAIR_THREADS || 2 * best->batch * vector > most)
         return false;
