@@ -1206,9 +1206,9 @@ static void widen_for_held_values(const buffered_inputs *buffers, const fv_devic
  *   RMS bwd 16-bit 6144 (48 elements) within 0.1% on the H200.
  * Layer norm's 64 elements again on an H200 with the later kernels (rows and
  * weight held as float; h200-2026-11-28.md, session 28), three rounds: LN
- * bwd bf16 8192 +3.0% (89.4 -> 92.1-92.7% of copy), fp16 and fp32 8192
- * +0.3%.  Where a pair is no faster (bf16 / fp16 4096 as 128 x 2 threads,
- * -0.8..-1.0%) the search's 128 threads stay. */
+ * bwd bf16 8192 +3.0% (89.4 -> 92.1-92.7% of copy), fp16 8192 0.0%, fp32
+ * 8192 +0.4% (medians of the three).  Not a pair where the search gives a
+ * row 128 threads: bf16 / fp16 4096 as 128 x 2 threads ran 0.6-1.0% slower. */
 static bool pair_rows(const buffered_inputs *buffers, const fv_device *device,
                       int outer_reductions, int vector, int64_t inner, const row_traits *rows,
                       const candidate *best, candidate *pair)
