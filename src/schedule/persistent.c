@@ -698,11 +698,28 @@ typedef struct row_traits {
                               deviations take a second pass): RMS norm */
 } row_traits;
 
+/* The fixed inputs of one search (search fills it once): the fusion's rows
+ * and the device they run on.  Every step of the search reads it; only
+ * candidates change. */
+typedef struct search_problem {
+    const buffered_inputs *buffers;
+    const fv_device *device;
+    int outer_reductions; /* outer reductions (dw, db); 0 in forward kernels */
+    int vector;           /* elements per vector of the rows */
+    int64_t inner, outer; /* a row's elements (H) and the rows (N) */
+    int max_cluster;      /* most blocks a row may be split over (1 before compute
+                             capability 9.0) */
+    row_traits rows;
+    bool var_mean;        /* the fusion has a var_mean (forward layer norm) */
+    int recomputed;       /* values the epilogue would compute again
+                             (recomputed_values) */
+} search_problem;
+
 /* Resident blocks per SM of a multi-wave inner-outer kernel: when each
  * thread holds 24 or more elements of a row, about 8 warps per SM (2 blocks
  * of 128 threads, 1 of 256 or more); shorter slices at most 3, or 2 where
  * the rows move in full 16-byte vectors and either the device has no fast
- * memory per SM (the H100) or a row's buffered inputs (rows->bytes) come to
+ * memory per SM (the H100) or a row's buffered inputs (rows.bytes) come to
  * SHORT_SLICE_TWO_BLOCKS_MIN_ROW_BYTES or more.
  * Measured on an H100 (bench/results/h100-2026-11-21.md): bf16 and fp16
  * layer-norm and RMS-norm backward at N = 16384 and H = 1024 to 8192 ran
@@ -720,12 +737,11 @@ typedef struct row_traits {
  *   H200 (bounded to the blocks planned): LN / RMS bwd fp32 2048 (16 KiB
  *         rows) +3.5 / +1.6%; LN bwd 16-bit 2048 -5.5%, fp32 1024 -1.5%,
  *         RMS bwd 16-bit 2048 and fp32 1024 (8 KiB rows) -0.7..+0.3%. */
-static void cap_multiwave_blocks(const buffered_inputs *buffers, const fv_device *device,
-                                 int vector, const row_traits *rows, candidate *c)
+static void cap_multiwave_blocks(const search_problem *p, candidate *c)
 {
-    bool long_slices = c->batch * vector >= 24;
-    bool long_rows = rows->bytes >= SHORT_SLICE_TWO_BLOCKS_MIN_ROW_BYTES;
-    bool two = full_vectors(buffers, vector) && (!fast_memory_per_sm(device) || long_rows);
+    bool long_slices = c->batch * p->vector >= 24;
+    bool long_rows = p->rows.bytes >= SHORT_SLICE_TWO_BLOCKS_MIN_ROW_BYTES;
+    bool two = full_vectors(p->buffers, p->vector) && (!fast_memory_per_sm(p->device) || long_rows);
     int most = long_slices ? (c->threads >= 256 ? 1 : 256 / c->threads) : two ? 2 : 3;
     if (c->blocks_per_sm <= most)
         return;
@@ -738,7 +754,7 @@ static void cap_multiwave_blocks(const buffered_inputs *buffers, const fv_device
         c->limit = "the multi-wave rule: at most 2 with rows of 16 KiB or more";
     else
         c->limit = "the multi-wave rule: at most 2 without fast memory per SM";
-    set_spare(device, c);
+    set_spare(p->device, c);
 }
 
 /* Spends a candidate's spare registers, keeping FLOATS_MARGIN of them, on
@@ -909,12 +925,14 @@ static bool shared_partials_pay(const buffered_inputs *buffers, const fv_device 
  * `cluster` blocks and given at most `row_threads` of them (0: the block),
  * with outer partials in shared memory where registers cannot hold them if
  * `shared_partials`; false if it does not fit. */
-static bool make_candidate(const buffered_inputs *buffers, const fv_device *device,
-                           int outer_reductions, int vector, int64_t inner, int threads,
-                           int cluster, int row_threads, bool shared_partials, candidate *c)
+static bool make_candidate(const search_problem *p, int threads, int cluster, int row_threads,
+                           bool shared_partials, candidate *c)
 {
+    const buffered_inputs *buffers = p->buffers;
+    const fv_device *device = p->device;
+    int outer_reductions = p->outer_reductions, vector = p->vector;
     memset(c, 0, sizeof *c);
-    int64_t vectors = slice_vectors(inner, vector, cluster);
+    int64_t vectors = slice_vectors(p->inner, vector, cluster);
     c->threads = threads;
     c->cluster = cluster;
     /* A row gets a power-of-two group of threads, at most the block; short
@@ -1140,26 +1158,26 @@ static void copy_row_spans(const buffered_inputs *buffers, const fv_device *devi
 /* What follows the block-size search, in this order (each takes only what
  * the one before leaves): the multi-wave cap on blocks per SM, or, in
  * forward kernels, the row floats of those with a `var_mean`, the row
- * spans, the values the epilogue would compute again (`recomputed` of
+ * spans, the values the epilogue would compute again (`p->recomputed` of
  * them) and the refilled slot that makes room for the cache; the floats
  * held in spare registers; the deeper prefetch and the row spans of
  * multi-wave kernels. */
-static void finish_candidate(const buffered_inputs *buffers, const fv_device *device,
-                             int outer_reductions, int vector, const row_traits *rows,
-                             bool var_mean, int recomputed, candidate *c)
+static void finish_candidate(const search_problem *p, candidate *c)
 {
-    if (outer_reductions > 0) {
-        cap_multiwave_blocks(buffers, device, vector, rows, c);
+    const buffered_inputs *buffers = p->buffers;
+    const fv_device *device = p->device;
+    if (p->outer_reductions > 0) {
+        cap_multiwave_blocks(p, c);
     } else {
-        hold_forward_row_floats(buffers, device, vector, var_mean, c);
-        copy_row_spans(buffers, device, vector, outer_reductions, c);
-        hold_recomputed_values(buffers, device, vector, recomputed, c);
-        refill_for_cache(buffers, device, vector, c);
+        hold_forward_row_floats(buffers, device, p->vector, p->var_mean, c);
+        copy_row_spans(buffers, device, p->vector, p->outer_reductions, c);
+        hold_recomputed_values(buffers, device, p->vector, p->recomputed, c);
+        refill_for_cache(buffers, device, p->vector, c);
     }
-    hold_floats(buffers, device, vector, c);
-    if (outer_reductions > 0) {
+    hold_floats(buffers, device, p->vector, c);
+    if (p->outer_reductions > 0) {
         deepen_prefetch(buffers, device, c);
-        copy_row_spans(buffers, device, vector, outer_reductions, c);
+        copy_row_spans(buffers, device, p->vector, p->outer_reductions, c);
     }
 }
 
@@ -1171,19 +1189,17 @@ static void finish_candidate(const buffered_inputs *buffers, const fv_device *de
  * 24576 (512 threads at one block per SM instead of 256 at two): +8.4..
  * +20.7% on an H200, +4.2..+8.5% on an H100 (bench/results/
  * h200-2026-11-23.md, "Softmax at 20480 and 24576"). */
-static void widen_for_held_values(const buffered_inputs *buffers, const fv_device *device,
-                                  int vector, int64_t inner, int64_t outer,
-                                  const row_traits *rows, bool var_mean, int recomputed,
-                                  candidate *c)
+static void widen_for_held_values(const search_problem *p, candidate *c)
 {
-    if (recomputed == 0 || c->held_values > 0 || c->cluster != 1 || c->block_y != 1 ||
-        c->threads * 2 > MAX_BLOCK_THREADS || !full_vectors(buffers, vector))
+    if (p->outer_reductions > 0 || p->recomputed == 0 || c->held_values > 0 ||
+        c->cluster != 1 || c->block_y != 1 || c->threads * 2 > MAX_BLOCK_THREADS ||
+        !full_vectors(p->buffers, p->vector))
         return;
     candidate wide;
-    if (!make_candidate(buffers, device, 0, vector, inner, c->threads * 2, 1, 0, false, &wide) ||
-        wide.block_y != 1 || wide.batch < minimum_batch(inner, outer))
+    if (!make_candidate(p, c->threads * 2, 1, 0, false, &wide) || wide.block_y != 1 ||
+        wide.batch < minimum_batch(p->inner, p->outer))
         return;
-    finish_candidate(buffers, device, 0, vector, rows, var_mean, recomputed, &wide);
+    finish_candidate(p, &wide);
     if (wide.held_values > 0)
         *c = wide;
 }
@@ -1209,36 +1225,30 @@ static void widen_for_held_values(const buffered_inputs *buffers, const fv_devic
  * bwd bf16 8192 +3.0% (89.4 -> 92.1-92.7% of copy), fp16 8192 0.0%, fp32
  * 8192 +0.4% (medians of the three).  Not a pair where the search gives a
  * row 128 threads: bf16 / fp16 4096 as 128 x 2 threads ran 0.6-1.0% slower. */
-static bool pair_rows(const buffered_inputs *buffers, const fv_device *device,
-                      int outer_reductions, int vector, int64_t inner, const row_traits *rows,
-                      const candidate *best, candidate *pair)
+static bool pair_rows(const search_problem *p, const candidate *best, candidate *pair)
 {
-    int most = outer_reductions >= 2 ? (fast_memory_per_sm(device) ? ROW_PAIR_MAX_FAST_MEMORY
-                                                                   : ROW_PAIR_MAX_ELEMENTS)
-                                     : ROW_PAIR_MAX_SINGLE;
-    if (outer_reductions == 0 || best->cluster != 1 || best->block_y != 1 ||
-        best->block_x != 2 * ROW_PAIR_THREADS || 2 * best->batch * vector > most)
+    int most = p->outer_reductions >= 2 ? (fast_memory_per_sm(p->device) ? ROW_PAIR_MAX_FAST_MEMORY
+                                                                        : ROW_PAIR_MAX_ELEMENTS)
+                                        : ROW_PAIR_MAX_SINGLE;
+    if (p->outer_reductions == 0 || best->cluster != 1 || best->block_y != 1 ||
+        best->block_x != 2 * ROW_PAIR_THREADS || 2 * best->batch * p->vector > most)
         return false;
-    if (!make_candidate(buffers, device, outer_reductions, vector, inner, 2 * ROW_PAIR_THREADS, 1,
-                        ROW_PAIR_THREADS, false, pair))
+    if (!make_candidate(p, 2 * ROW_PAIR_THREADS, 1, ROW_PAIR_THREADS, false, pair))
         return false;
-    finish_candidate(buffers, device, outer_reductions, vector, rows, false /* forward only */, 0,
-                     pair);
+    finish_candidate(p, pair);
     pair->paired = true;  /* block_y is 2: the row needs 256 threads or more */
-    return pair->blocks_per_sm == 1 && !rereads_row_constants(buffers, pair);
+    return pair->blocks_per_sm == 1 && !rereads_row_constants(p->buffers, pair);
 }
 
 /* nvFuser's block-size search (nvfuser.md 1.2) for rows split over
  * `cluster` blocks (with outer partials in shared memory where registers
  * cannot hold them if `shared_partials`): the best candidate into *best;
  * false if none fits. */
-static bool search_blocks(const buffered_inputs *buffers, const fv_device *device,
-                          int outer_reductions, int vector, int64_t inner, int64_t outer,
-                          int cluster, bool shared_partials, candidate *best,
-                          fv_text *considered)
+static bool search_blocks(const search_problem *p, int cluster, bool shared_partials,
+                          candidate *best, fv_text *considered)
 {
-    int64_t vectors = slice_vectors(inner, vector, cluster);
-    int batch_min = minimum_batch(inner / cluster, outer);
+    int64_t vectors = slice_vectors(p->inner, p->vector, cluster);
+    int batch_min = minimum_batch(p->inner / cluster, p->outer);
     int most = fv_family_pow2_ceil((vectors + batch_min - 1) / batch_min);
     if (most > MAX_BLOCK_THREADS)
         most = MAX_BLOCK_THREADS;
@@ -1254,8 +1264,7 @@ static bool search_blocks(const buffered_inputs *buffers, const fv_device *devic
              shared_partials ? " (partials may use shared memory)" : "");
     for (int threads = most; threads >= least; threads /= 2) {
         candidate cand;
-        if (!make_candidate(buffers, device, outer_reductions, vector, inner, threads, cluster, 0,
-                            shared_partials, &cand)) {
+        if (!make_candidate(p, threads, cluster, 0, shared_partials, &cand)) {
             fv_text_printf(considered, "%s%d threads%s: does not fit",
                            considered->length ? "; " : "", threads, variant);
             continue;
@@ -1310,17 +1319,17 @@ static bool held_rows_take_two_rounds(const fv_device *device, const row_traits 
  * an H200 (bf16 16384: 90.2 -> 95.6% of copy), and at H = 12288-32768
  * +3.2..+4.3% on an H100.  (Not timed: the same kernels at N = 2048, and
  * kernels of two inputs with one reduction, which keep the wave.) */
-static bool two_round_blocks(const buffered_inputs *buffers, const fv_device *device, int vector,
-                             const candidate *c, int outer_reductions, const row_traits *rows)
+static bool two_round_blocks(const search_problem *p, const candidate *c)
 {
-    if (outer_reductions != 0 || c->cluster != 1 || c->block_y != 1 || c->paired ||
+    const buffered_inputs *buffers = p->buffers;
+    if (p->outer_reductions != 0 || c->cluster != 1 || c->block_y != 1 || c->paired ||
         buffers->count == 0 || c->in_shared != all_buffers(buffers) ||
-        !full_vectors(buffers, vector))
+        !full_vectors(buffers, p->vector))
         return false;
-    if (c->row_floats != 0 && !held_rows_take_two_rounds(device, rows))
+    if (c->row_floats != 0 && !held_rows_take_two_rounds(p->device, &p->rows))
         return false;
     return c->blocks_per_sm >= SHORT_BLOCK_MIN_PER_SM ||
-           (buffers->count == 1 && rows->single_reduction);
+           (buffers->count == 1 && p->rows.single_reduction);
 }
 
 /* Columns of each block's share when `cluster` blocks split a row of
@@ -1371,16 +1380,16 @@ static int64_t shared_with_partial_exchange(const candidate *c, int outer_reduct
  * the H100, 248 of 264) and ran up to 9.4% slower.  At one block per SM a
  * cluster spans two SMs, and a GPC of an odd number of SMs would leave one
  * idle; those kernels (H >= 8192) moved -0.5..+1.5% and do not take it. */
-static int partial_cluster_blocks(const fv_device *device, int outer_reductions, int vector,
-                                  int max_cluster, const candidate *c)
+static int partial_cluster_blocks(const search_problem *p, const candidate *c)
 {
-    if (outer_reductions == 0 || max_cluster < PARTIAL_CLUSTER || c->cluster != 1 ||
+    if (p->outer_reductions == 0 || p->max_cluster < PARTIAL_CLUSTER || c->cluster != 1 ||
         c->block_y != 1 || c->partials_in_shared != 0 || c->blocks_per_sm < 2 ||
         c->grid < 2 * PARTIAL_CLUSTER ||
-        (int64_t)outer_reductions * c->row_capacity * 4 < PARTIAL_CLUSTER_MIN_BYTES)
+        (int64_t)p->outer_reductions * c->row_capacity * 4 < PARTIAL_CLUSTER_MIN_BYTES)
         return 1;
-    int64_t bytes = shared_with_partial_exchange(c, outer_reductions, vector, PARTIAL_CLUSTER);
-    if (bytes > shared_budget(device) || blocks_by_shared(device, bytes) < c->blocks_per_sm)
+    int64_t bytes =
+        shared_with_partial_exchange(c, p->outer_reductions, p->vector, PARTIAL_CLUSTER);
+    if (bytes > shared_budget(p->device) || blocks_by_shared(p->device, bytes) < c->blocks_per_sm)
         return 1;
     return PARTIAL_CLUSTER;
 }
@@ -1396,19 +1405,16 @@ static int partial_cluster_blocks(const fv_device *device, int outer_reductions,
  * wave of row groups").  Fewer blocks for the same number of rounds over
  * the rows ran 1-3% slower there, so the wave is not trimmed.  Forward
  * blocks that two_round_blocks takes are the exception. */
-static int grid_blocks(const buffered_inputs *buffers, int vector, const fv_device *device,
-                       const candidate *c, int64_t outer, int outer_reductions,
-                       const row_traits *rows)
+static int grid_blocks(const search_problem *p, const candidate *c)
 {
-    int64_t groups = (int64_t)c->blocks_per_sm * device->sm_count / c->cluster;
-    int64_t most_useful = outer / (MULTIWAVE_MIN_ROW_GROUPS * c->block_y);
-    if (outer_reductions > 0 && groups > most_useful)
+    int64_t groups = (int64_t)c->blocks_per_sm * p->device->sm_count / c->cluster;
+    int64_t most_useful = p->outer / (MULTIWAVE_MIN_ROW_GROUPS * c->block_y);
+    if (p->outer_reductions > 0 && groups > most_useful)
         groups = most_useful;
     if (groups < 1)
         groups = 1;
-    int64_t short_blocks = (outer + SHORT_BLOCK_ROUNDS - 1) / SHORT_BLOCK_ROUNDS;
-    if (two_round_blocks(buffers, device, vector, c, outer_reductions, rows) &&
-        short_blocks >= SHORT_BLOCK_MIN_WAVES * groups)
+    int64_t short_blocks = (p->outer + SHORT_BLOCK_ROUNDS - 1) / SHORT_BLOCK_ROUNDS;
+    if (two_round_blocks(p, c) && short_blocks >= SHORT_BLOCK_MIN_WAVES * groups)
         return (int)(short_blocks < INT_MAX ? short_blocks : INT_MAX); /* gridDim.x's limit */
     return (int)(groups * c->cluster);
 }
@@ -1428,10 +1434,10 @@ static int grid_blocks(const buffered_inputs *buffers, int vector, const fv_devi
  * take far more registers than the estimate (LN bwd 16384 x 1023 ~104-136
  * estimated, 233 compiled), and bounded they spilled on sm_100a and fell
  * back to the general path. */
-static int bounded_blocks_per_sm(const buffered_inputs *buffers, const fv_device *device,
-                                 int outer_reductions, int vector, const candidate *best)
+static int bounded_blocks_per_sm(const search_problem *p, const candidate *best)
 {
-    return outer_reductions > 0 && fast_memory_per_sm(device) && full_vectors(buffers, vector)
+    return p->outer_reductions > 0 && fast_memory_per_sm(p->device) &&
+                   full_vectors(p->buffers, p->vector)
                ? best->blocks_per_sm
                : 1;
 }
@@ -1446,26 +1452,21 @@ static int bounded_blocks_per_sm(const buffered_inputs *buffers, const fv_device
  * same change to RMS norm's single reduction lost 15-17% at 24576 and 32768
  * on the H200 (bench/results/h200-2026-11-28.md, "Two row slots in larger
  * clusters"). */
-static void widen_cluster_for_two_slots(const buffered_inputs *buffers, const fv_device *device,
-                                        int outer_reductions, int vector, int64_t inner,
-                                        int64_t outer, int max_cluster, const row_traits *rows,
-                                        bool var_mean, int recomputed, candidate *best,
+static void widen_cluster_for_two_slots(const search_problem *p, candidate *best,
                                         fv_text *considered)
 {
-    if (!fast_memory_per_sm(device) || rows->single_reduction || outer_reductions == 0 ||
-        best->cluster < 2 || best->slots >= 2 || best->cluster * 2 > max_cluster)
+    if (!fast_memory_per_sm(p->device) || p->rows.single_reduction || p->outer_reductions == 0 ||
+        best->cluster < 2 || best->slots >= 2 || best->cluster * 2 > p->max_cluster)
         return;
     int one_slot_cluster = best->cluster;
     fv_text_printf(considered, "; one row slot in clusters of %d, so clusters of %d tried",
                    one_slot_cluster, 2 * one_slot_cluster);
     candidate wider;
-    bool taken = search_blocks(buffers, device, outer_reductions, vector, inner, outer,
-                               2 * one_slot_cluster, true, &wider, considered);
+    bool taken = search_blocks(p, 2 * one_slot_cluster, true, &wider, considered);
     if (taken) {
-        finish_candidate(buffers, device, outer_reductions, vector, rows, var_mean, recomputed,
-                         &wider);
+        finish_candidate(p, &wider);
         wider.split_for_constants = best->split_for_constants;
-        taken = wider.slots >= 2 && !rereads_row_constants(buffers, &wider);
+        taken = wider.slots >= 2 && !rereads_row_constants(p->buffers, &wider);
     }
     fv_text_printf(considered, taken ? "; clusters of %d taken: two row slots"
                                      : "; clusters of %d kept", taken ? 2 * one_slot_cluster
@@ -1474,91 +1475,96 @@ static void widen_cluster_for_two_slots(const buffered_inputs *buffers, const fv
         *best = wider;
 }
 
-/* The search of nvFuser's multi-wave heuristic (nvfuser.md 1.2).  Where a
- * row fits no block and `max_cluster` > 1 (inner-outer kernels on compute
- * capability 9.0 and newer), rows are split over clusters of 2, 4, then 8
+/* Fills *p for `view` at the case's sizes on `device`, over the buffered
+ * inputs `buffers` (which *p points to: they must outlive it). */
+static fv_status set_up_problem(const fv_segment_view *view, const fv_case *c,
+                                const fv_device *device, int outer_reductions, int max_cluster,
+                                const buffered_inputs *buffers, search_problem *p)
+{
+    memset(p, 0, sizeof *p);
+    p->buffers = buffers;
+    p->device = device;
+    p->outer_reductions = outer_reductions;
+    p->max_cluster = max_cluster;
+    fv_sched_canonical_extents(view, c, &p->outer, &p->inner);
+    p->vector = fv_family_vector_width(view, p->inner);
+    p->var_mean = has_var_mean(view);
+    persistent_analysis analysis;
+    FV_TRY(analyze(view, &analysis));
+    p->recomputed = recomputed_values(view, &analysis, NULL);
+    p->rows.bytes = p->inner * (int64_t)row_element_bytes(buffers);
+    p->rows.single_reduction = analysis.inner_count == 1 && !p->var_mean;
+    analysis_free(&analysis);
+    return FV_OK;
+}
+
+/* nvFuser's block-size search for a row per block, then, where a row fits
+ * no block and `max_cluster` > 1 (inner-outer kernels on compute
+ * capability 9.0 and newer), for rows split over clusters of 2, 4, then 8
  * blocks, the smallest that fits: each block then holds a slice of the row
  * and of the outer partials, as Quack's cluster ladder does; in clusters, the
  * partials may go to shared memory where registers cannot hold them
- * (place_partials_in_shared), which lets a slice take more threads. */
-static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_device *device,
-                        int outer_reductions, int max_cluster, fv_schedule_params *params,
-                        candidate *best, fv_text *considered)
+ * (place_partials_in_shared), which lets a slice take more threads.  The
+ * best candidate into *best; FV_ERR_UNSUPPORTED naming what was considered
+ * if none fits. */
+static fv_status search_clusters(const search_problem *p, candidate *best, fv_text *considered)
 {
-    int64_t outer, inner;
-    fv_sched_canonical_extents(view, c, &outer, &inner);
-    buffered_inputs buffers;
-    find_buffered(view, &buffers);
-    int vector = fv_family_vector_width(view, inner);
-    bool var_mean = has_var_mean(view);
-    persistent_analysis analysis;
-    FV_TRY(analyze(view, &analysis));
-    int recomputed = recomputed_values(view, &analysis, NULL);
-    row_traits rows = {.bytes = inner * (int64_t)row_element_bytes(&buffers),
-                       .single_reduction = analysis.inner_count == 1 && !var_mean};
-    analysis_free(&analysis);
     bool found = false;
-    for (int cluster = 1; !found && cluster <= max_cluster; cluster *= 2) {
-        if (cluster > 1 && rows.bytes / cluster < MIN_SLICE_BYTES) {
+    for (int cluster = 1; !found && cluster <= p->max_cluster; cluster *= 2) {
+        if (cluster > 1 && p->rows.bytes / cluster < MIN_SLICE_BYTES) {
             fv_text_printf(considered, "; clusters of %d: slices of %lld bytes, under the %d "
                            "that pay for the exchange", cluster,
-                           (long long)(rows.bytes / cluster), MIN_SLICE_BYTES);
+                           (long long)(p->rows.bytes / cluster), MIN_SLICE_BYTES);
             break;
         }
-        found = search_blocks(&buffers, device, outer_reductions, vector, inner, outer, cluster,
-                              cluster > 1, best, considered);
+        found = search_blocks(p, cluster, cluster > 1, best, considered);
         /* A row per block before clusters: partials in shared memory. */
-        if (!found && cluster == 1 && outer_reductions > 0)
-            found = search_blocks(&buffers, device, outer_reductions, vector, inner, outer, 1,
-                                  true, best, considered);
+        if (!found && cluster == 1 && p->outer_reductions > 0)
+            found = search_blocks(p, 1, true, best, considered);
     }
     if (!found)
         FV_FAIL(FV_ERR_UNSUPPORTED,
                 "a row of %lld elements does not fit the persistent budgets (%s)",
-                (long long)inner, fv_text_str(considered));
-    finish_candidate(&buffers, device, outer_reductions, vector, &rows, var_mean, recomputed, best);
-    if (outer_reductions == 0)
-        widen_for_held_values(&buffers, device, vector, inner, outer, &rows, var_mean,
-                              recomputed, best);
-    candidate pair;
-    if (pair_rows(&buffers, device, outer_reductions, vector, inner, &rows, best, &pair))
-        *best = pair;
-    if (best->cluster == 1 && max_cluster >= 2 && rereads_row_constants(&buffers, best) &&
-        rows.bytes / 2 >= MIN_SLICE_BYTES) {
-        fv_text_printf(considered, "; a row per block reads the row-constant inputs from device "
-                                   "memory in every pass, so clusters of 2");
-        candidate split;
-        if (search_blocks(&buffers, device, outer_reductions, vector, inner, outer, 2, false,
-                          &split, considered)) {
-            finish_candidate(&buffers, device, outer_reductions, vector, &rows, var_mean,
-                             recomputed, &split);
-            split.split_for_constants = true;
-            if (!rereads_row_constants(&buffers, &split))
-                *best = split;
-        }
-    }
-    widen_cluster_for_two_slots(&buffers, device, outer_reductions, vector, inner, outer,
-                                max_cluster, &rows, var_mean, recomputed, best, considered);
-    best->grid = grid_blocks(&buffers, vector, device, best, outer, outer_reductions, &rows);
-    int partial_cluster = partial_cluster_blocks(device, outer_reductions, vector, max_cluster,
-                                                 best);
-    if (partial_cluster > 1) {
-        best->grid = best->grid / partial_cluster * partial_cluster;
-        best->shared_bytes =
-            (int)shared_with_partial_exchange(best, outer_reductions, vector, partial_cluster);
-    }
+                (long long)p->inner, fv_text_str(considered));
+    return FV_OK;
+}
+
+/* A row per block that reads the row-constant inputs from device memory in
+ * every pass is split over clusters of 2 instead where the halves no
+ * longer do (and each carries at least MIN_SLICE_BYTES). */
+static void split_for_row_constants(const search_problem *p, candidate *best,
+                                    fv_text *considered)
+{
+    if (best->cluster != 1 || p->max_cluster < 2 || !rereads_row_constants(p->buffers, best) ||
+        p->rows.bytes / 2 < MIN_SLICE_BYTES)
+        return;
+    fv_text_printf(considered, "; a row per block reads the row-constant inputs from device "
+                               "memory in every pass, so clusters of 2");
+    candidate split;
+    if (!search_blocks(p, 2, false, &split, considered))
+        return;
+    finish_candidate(p, &split);
+    split.split_for_constants = true;
+    if (!rereads_row_constants(p->buffers, &split))
+        *best = split;
+}
+
+/* The kernel parameters of the chosen candidate, in blocks of
+ * `partial_cluster` that add their partials together (1: none). */
+static void set_params(const search_problem *p, const candidate *best, int partial_cluster,
+                       fv_schedule_params *params)
+{
     memset(params, 0, sizeof *params);
-    params->vector = vector;
+    params->vector = p->vector;
     params->block_x = best->block_x;
     params->block_y = best->block_y;
     params->serial = best->batch;
     params->extra[EXTRA_IN_SHARED] = (int)best->in_shared;
-    params->extra[EXTRA_MIN_BLOCKS] =
-        bounded_blocks_per_sm(&buffers, device, outer_reductions, vector, best);
+    params->extra[EXTRA_MIN_BLOCKS] = bounded_blocks_per_sm(p, best);
     params->extra[EXTRA_SHARED_BYTES] = best->shared_bytes;
     params->extra[EXTRA_GRID] = best->grid;
     params->extra[EXTRA_SLOTS] = best->slots;
-    int all_cached = (int)all_row_constants(&buffers);
+    int all_cached = (int)all_row_constants(p->buffers);
     params->extra[EXTRA_CACHED] = best->cached ? all_cached : 0;
     params->extra[EXTRA_CLUSTER] = best->cluster > 1 ? best->cluster : 0;
     params->extra[EXTRA_ROW_FLOATS] = (int)best->row_floats;
@@ -1567,6 +1573,40 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     params->extra[EXTRA_HELD_VALUES] = best->held_values > 0;
     params->extra[EXTRA_ROW_SPANS] = best->spans;
     params->extra[EXTRA_PARTIAL_CLUSTER] = partial_cluster > 1 ? partial_cluster : 0;
+}
+
+/* The search of nvFuser's multi-wave heuristic (nvfuser.md 1.2) and the
+ * steps after it: the block size (search_clusters), what the chosen block
+ * does with its registers and shared memory (finish_candidate), the block
+ * shapes that may replace it (wider forward blocks, row pairs, clusters for
+ * the row constants or for two row slots), the grid, and the clusters that
+ * add partials together.  Into *params and *best, with what was considered
+ * appended to `considered`; FV_ERR_UNSUPPORTED if a row fits nowhere. */
+static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_device *device,
+                        int outer_reductions, int max_cluster, fv_schedule_params *params,
+                        candidate *best, fv_text *considered)
+{
+    buffered_inputs buffers;
+    find_buffered(view, &buffers);
+    search_problem problem;
+    FV_TRY(set_up_problem(view, c, device, outer_reductions, max_cluster, &buffers, &problem));
+    const search_problem *p = &problem;
+    FV_TRY(search_clusters(p, best, considered));
+    finish_candidate(p, best);
+    widen_for_held_values(p, best);
+    candidate pair;
+    if (pair_rows(p, best, &pair))
+        *best = pair;
+    split_for_row_constants(p, best, considered);
+    widen_cluster_for_two_slots(p, best, considered);
+    best->grid = grid_blocks(p, best);
+    int partial_cluster = partial_cluster_blocks(p, best);
+    if (partial_cluster > 1) {
+        best->grid = best->grid / partial_cluster * partial_cluster;
+        best->shared_bytes =
+            (int)shared_with_partial_exchange(best, outer_reductions, p->vector, partial_cluster);
+    }
+    set_params(p, best, partial_cluster, params);
     return FV_OK;
 }
 
