@@ -373,8 +373,8 @@ END_TEST
 /* Two rows of 128 threads per block where the search gives a row 256
  * threads (pair_rows): one block per SM, twice the batch, one partial row
  * per block in the workspace; at most 48 elements per thread in the pair,
- * 32 for RMS norm (one outer reduction), 64 for layer norm on a device of
- * fast memory per SM (the H200 and B200, not the H100). */
+ * 32 for RMS norm (one outer reduction), 64 for layer norm's 16-bit rows on
+ * a device of fast memory per SM (H200, B200, GB200; not the H100). */
 START_TEST(rows_pair_up_in_256_thread_blocks)
 {
     static const struct {
@@ -382,8 +382,8 @@ START_TEST(rows_pair_up_in_256_thread_blocks)
         fv_dtype dtype;
         int64_t hidden;
         int block_x, block_y, batch;
-        bool fast_memory_only; /* this row holds on the H200 and B200; the H100 keeps
-                                  256 x 1 threads at half the batch */
+        bool fast_memory_only; /* this row holds on the H200, B200 and GB200; the H100
+                                  keeps 256 x 1 threads at half the batch */
     } shapes[] = {
         {NORM_LAYER_BACKWARD, FV_BF16, 6144, 128, 2, 6, false}, /* 48 elements per thread */
         {NORM_LAYER_BACKWARD, FV_F32, 3072, 128, 2, 6, false},
@@ -391,13 +391,13 @@ START_TEST(rows_pair_up_in_256_thread_blocks)
         {NORM_RMS_BACKWARD, FV_F32, 4096, 128, 2, 8, false},    /* 32 */
         {NORM_LAYER_BACKWARD, FV_BF16, 8192, 128, 2, 8, true},  /* 64 */
         {NORM_LAYER_BACKWARD, FV_F16, 8192, 128, 2, 8, true},
-        {NORM_LAYER_BACKWARD, FV_F32, 8192, 128, 2, 16, true},
+        {NORM_LAYER_BACKWARD, FV_F32, 8192, 256, 1, 8, false},  /* fp32 keeps 48 */
         {NORM_RMS_BACKWARD, FV_BF16, 6144, 256, 1, 3, false},   /* a pair would hold 48,
                                                                    RMS norm */
         {NORM_RMS_BACKWARD, FV_BF16, 8192, 256, 1, 4, false},   /* ... 64, RMS norm */
         {NORM_LAYER_BACKWARD, FV_BF16, 4096, 128, 1, 4, false}, /* 128 threads a row already */
     };
-    static const char *const devices[] = {"H100", "H200", "B200"};
+    static const char *const devices[] = {"H100", "H200", "B200", "GB200"};
     for (size_t d = 0; d < sizeof devices / sizeof devices[0]; d++) {
         const char *device = devices[d];
         bool fast_memory = strcmp(device, "H100") != 0;
@@ -423,6 +423,33 @@ START_TEST(rows_pair_up_in_256_thread_blocks)
             }
             assert_fits(&chosen, device, 16384);
         }
+    }
+}
+END_TEST
+
+/* Pairs of more than 48 elements only where they keep 7/8 of the grid
+ * (pair_keeps_the_grid): LN bwd bf16 x 8192 on an H200 pairs at N = 16384
+ * and 2048 (128 blocks of pairs against 132), not at N = 216 (13 against
+ * 27); on a B200 (148 SMs) not at 2048 either (128 against 148).  Pairs of
+ * 48 are kept at any N (LN bwd bf16 216 x 6144). */
+START_TEST(long_row_pairs_keep_the_grid)
+{
+    static const struct {
+        const char *device;
+        int64_t rows, hidden;
+        bool paired;
+    } shapes[] = {
+        {"H200", 16384, 8192, true}, {"H200", 2048, 8192, true}, {"H200", 216, 8192, false},
+        {"B200", 16384, 8192, true}, {"B200", 2048, 8192, false}, {"H200", 216, 6144, true},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        choice chosen;
+        choose_norm(NORM_LAYER_BACKWARD, FV_BF16, shapes[i].rows, shapes[i].hidden,
+                    FV_APPROACH_MULTIWAVE, shapes[i].device, &chosen);
+        bool paired = strstr(chosen.params.description, "two rows per block") != NULL;
+        ck_assert_msg(paired == shapes[i].paired, "%s %lld x %lld: %s", shapes[i].device,
+                      (long long)shapes[i].rows, (long long)shapes[i].hidden,
+                      chosen.params.description);
     }
 }
 END_TEST
@@ -1698,6 +1725,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, partials_added_over_clusters_of_two);
     tcase_add_test(tcase, few_rows_in_flight_take_a_third_slot);
     tcase_add_test(tcase, rows_pair_up_in_256_thread_blocks);
+    tcase_add_test(tcase, long_row_pairs_keep_the_grid);
     tcase_add_test(tcase, seed_001_shapes_fit_the_budgets);
     tcase_add_test(tcase, large_rows_take_more_threads);
     tcase_add_test(tcase, long_rows_split_over_clusters);

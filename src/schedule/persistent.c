@@ -93,14 +93,17 @@ enum {
     ROW_PAIR_MAX_ELEMENTS = 48, /* pair_rows: at most this many elements per thread in
                                    the pair (two outer reductions) */
     ROW_PAIR_MAX_SINGLE = 32, /* ... with one outer reduction */
-    ROW_PAIR_MAX_FAST_MEMORY = 64, /* ... with two, on a device of fast memory per SM */
+    ROW_PAIR_MAX_ON_FAST_MEMORY = 64, /* ... with two, in 16-bit rows on a device of fast
+                                         memory per SM */
     STAGE_TWO_LOAD_FLOATS = 32, /* stage_two_rows_per_load: most floats of workspace rows a
                                    stage-2 thread loads before adding them */
     FAST_MEMORY_MIN_GBS_PER_SM = 30, /* fast_memory_per_sm: DRAM GB/s per SM from which
-                                        multi-wave kernels ask ptxas for their blocks and
+                                        multi-wave kernels ask ptxas for their blocks,
                                         keep 3 blocks of short slices of rows under 16 KiB
-                                        (2 below it), and forward rows held as float, if
-                                        short, keep one wave */
+                                        (2 below it), pair layer norm's 16-bit rows up to
+                                        64 elements per thread and split one-slot
+                                        clusters for two slots, and forward rows held as
+                                        float, if short, keep one wave */
     MAX_ROW_SLOTS = 3,        /* deepen_prefetch's most row slots (4 measured no faster) */
     PREFETCH_BYTES_PER_SM = 32768, /* multi-wave rows in flight per SM under which a third
                                       row slot pays (H200, bench/results/h200-2026-11-22.md:
@@ -691,14 +694,14 @@ static bool fast_memory_per_sm(const fv_device *device)
 }
 
 /* What the steps after the block-size search need to know of a kernel's
- * rows beyond its candidate (computed once, in search). */
+ * rows beyond its candidate (computed once, in set_up_problem). */
 typedef struct row_traits {
     int64_t bytes;         /* a row's buffered inputs: H x their element bytes */
     bool single_reduction; /* one inner reduction, not a var_mean (whose squared
                               deviations take a second pass): RMS norm */
 } row_traits;
 
-/* The fixed inputs of one search (search fills it once): the fusion's rows
+/* The fixed inputs of one search (set_up_problem fills it): the fusion's rows
  * and the device they run on.  Every step of the search reads it; only
  * candidates change. */
 typedef struct search_problem {
@@ -707,8 +710,8 @@ typedef struct search_problem {
     int outer_reductions; /* outer reductions (dw, db); 0 in forward kernels */
     int vector;           /* elements per vector of the rows */
     int64_t inner, outer; /* a row's elements (H) and the rows (N) */
-    int max_cluster;      /* most blocks a row may be split over (1 before compute
-                             capability 9.0) */
+    int max_cluster;      /* most blocks a row may be split over (1 in forward
+                             kernels and before compute capability 9.0) */
     row_traits rows;
     bool var_mean;        /* the fusion has a var_mean (forward layer norm) */
     int recomputed;       /* values the epilogue would compute again
@@ -1166,18 +1169,19 @@ static void finish_candidate(const search_problem *p, candidate *c)
 {
     const buffered_inputs *buffers = p->buffers;
     const fv_device *device = p->device;
+    int vector = p->vector;
     if (p->outer_reductions > 0) {
         cap_multiwave_blocks(p, c);
     } else {
-        hold_forward_row_floats(buffers, device, p->vector, p->var_mean, c);
-        copy_row_spans(buffers, device, p->vector, p->outer_reductions, c);
-        hold_recomputed_values(buffers, device, p->vector, p->recomputed, c);
-        refill_for_cache(buffers, device, p->vector, c);
+        hold_forward_row_floats(buffers, device, vector, p->var_mean, c);
+        copy_row_spans(buffers, device, vector, p->outer_reductions, c);
+        hold_recomputed_values(buffers, device, vector, p->recomputed, c);
+        refill_for_cache(buffers, device, vector, c);
     }
-    hold_floats(buffers, device, p->vector, c);
+    hold_floats(buffers, device, vector, c);
     if (p->outer_reductions > 0) {
         deepen_prefetch(buffers, device, c);
-        copy_row_spans(buffers, device, p->vector, p->outer_reductions, c);
+        copy_row_spans(buffers, device, vector, p->outer_reductions, c);
     }
 }
 
@@ -1208,10 +1212,11 @@ static void widen_for_held_values(const search_problem *p, candidate *c)
  * twice that (multi-wave, a row per block): the same 8 warps on each SM,
  * each row's block reductions over half of them and twice the elements per
  * thread, at most ROW_PAIR_MAX_ELEMENTS (ROW_PAIR_MAX_SINGLE with one outer
- * reduction, RMS norm; ROW_PAIR_MAX_FAST_MEMORY with two on a device of
- * fast memory per SM).  Into *pair, true if it fits at one block per SM
- * without reading the row-constant inputs from device memory in every
- * pass.  Measured on an H200 and an H100 (bench/results/h200-2026-11-22.md,
+ * reduction, RMS norm; ROW_PAIR_MAX_ON_FAST_MEMORY with two in 16-bit rows
+ * on a device of fast memory per SM).  Into *pair, true if it fits at one
+ * block per SM without reading the row-constant inputs from device memory
+ * in every pass (which is what stops pairs longer than these limits: they
+ * do not fit).  search takes the pair only if pair_keeps_the_grid.  Measured on an H200 and an H100 (bench/results/h200-2026-11-22.md,
  * "Two rows per block"), time against one 256-thread row:
  *   LN bwd bf16 / fp16 6144 (48 elements): H200 +9.2 / +5.3%, H100 0.0 / +0.3%;
  *   LN bwd fp32 3072 / 4096 (24 / 32): H200 +2.5 / +3.5%, H100 +2.2 / +2.7%;
@@ -1222,14 +1227,18 @@ static void widen_for_held_values(const search_problem *p, candidate *c)
  *   RMS bwd 16-bit 6144 (48 elements) within 0.1% on the H200.
  * Layer norm's 64 elements again on an H200 with the later kernels (rows and
  * weight held as float; h200-2026-11-28.md, session 28), three rounds: LN
- * bwd bf16 8192 +3.0% (89.4 -> 92.1-92.7% of copy), fp16 8192 0.0%, fp32
- * 8192 +0.4% (medians of the three).  Not a pair where the search gives a
- * row 128 threads: bf16 / fp16 4096 as 128 x 2 threads ran 0.6-1.0% slower. */
+ * bwd bf16 8192 at N = 16384 +3.0% (89.4 -> 92.1-92.7% of copy), at N =
+ * 2048 / 2049 +2.9 / +2.0%; fp16 0.0% (16384), +1.5 / 0.0% (2048 / 2049);
+ * fp32 +0.4% at 16384 but -8.7 / -8.6% at 2048 / 2049, so fp32 keeps 48.
+ * Not a pair where the search gives a row 128 threads: bf16 / fp16 4096 as
+ * 128 x 2 threads ran 0.6-1.0% slower. */
 static bool pair_rows(const search_problem *p, const candidate *best, candidate *pair)
 {
-    int most = p->outer_reductions >= 2 ? (fast_memory_per_sm(p->device) ? ROW_PAIR_MAX_FAST_MEMORY
-                                                                        : ROW_PAIR_MAX_ELEMENTS)
-                                        : ROW_PAIR_MAX_SINGLE;
+    bool sixteen_bit_rows = full_vectors(p->buffers, p->vector) && p->vector == 8;
+    int most = ROW_PAIR_MAX_SINGLE;
+    if (p->outer_reductions >= 2)
+        most = fast_memory_per_sm(p->device) && sixteen_bit_rows ? ROW_PAIR_MAX_ON_FAST_MEMORY
+                                                                 : ROW_PAIR_MAX_ELEMENTS;
     if (p->outer_reductions == 0 || best->cluster != 1 || best->block_y != 1 ||
         best->block_x != 2 * ROW_PAIR_THREADS || 2 * best->batch * p->vector > most)
         return false;
@@ -1367,7 +1376,7 @@ static int64_t shared_with_partial_exchange(const candidate *c, int outer_reduct
  * through distributed shared memory before they go to the workspace, or 1:
  * PARTIAL_CLUSTER where a multi-wave block takes a row at a time (no row
  * clusters, one row group), its partials are in registers and take at least
- * PARTIAL_CLUSTER_MIN_BYTES, clusters are available (`max_cluster`), two or
+ * PARTIAL_CLUSTER_MIN_BYTES, clusters are available (`p->max_cluster`), two or
  * more blocks fit an SM, the grid has at least two clusters, and the
  * exchange (partial_exchange_bytes, after the row buffers) fits without
  * fewer blocks per SM.  The workspace then has a partial row per cluster:
@@ -1417,6 +1426,25 @@ static int grid_blocks(const search_problem *p, const candidate *c)
     if (two_round_blocks(p, c) && short_blocks >= SHORT_BLOCK_MIN_WAVES * groups)
         return (int)(short_blocks < INT_MAX ? short_blocks : INT_MAX); /* gridDim.x's limit */
     return (int)(groups * c->cluster);
+}
+
+/* Whether a row pair (pair_rows) of more than ROW_PAIR_MAX_ELEMENTS
+ * elements per thread keeps at least 7/8 of the blocks the single rows get
+ * (grid_blocks): a block of pairs takes two rows per row group, so where
+ * there are too few rows to give every SM a block of
+ * MULTIWAVE_MIN_ROW_GROUPS row groups, pairing halves the grid.  LN bwd x
+ * 8192 on an H200 (h200-2026-11-28.md, session 28), pairs against single
+ * rows: at N = 216 (13 blocks against 27) the pairs took 1.5-2.1 times as
+ * long; at N = 2048 / 2049 (128 blocks against 132) 16-bit pairs ran 0..2.9%
+ * faster.  Shorter pairs are always kept: at small N they halve the grid
+ * too (LN / RMS bwd fp32 216 x 4096, 2048 x 3072 / 4096), but were not timed
+ * against single rows there. */
+static bool pair_keeps_the_grid(const search_problem *p, const candidate *single,
+                                const candidate *pair)
+{
+    if (2 * single->batch * p->vector <= ROW_PAIR_MAX_ELEMENTS)
+        return true;
+    return 8 * (int64_t)grid_blocks(p, pair) >= 7 * (int64_t)grid_blocks(p, single);
 }
 
 /* The __launch_bounds__ minimum blocks per SM (EXTRA_MIN_BLOCKS).  A
@@ -1475,8 +1503,11 @@ static void widen_cluster_for_two_slots(const search_problem *p, candidate *best
         *best = wider;
 }
 
-/* Fills *p for `view` at the case's sizes on `device`, over the buffered
- * inputs `buffers` (which *p points to: they must outlive it). */
+/* Fills *p for `view` at the case's sizes on `device`, with its
+ * `outer_reductions` and the most blocks per cluster `max_cluster`, over the
+ * buffered inputs `buffers` (which *p points to: they must outlive it).
+ * Fails only where the fusion's analysis does (out of memory), with *p
+ * partly filled. */
 static fv_status set_up_problem(const fv_segment_view *view, const fv_case *c,
                                 const fv_device *device, int outer_reductions, int max_cluster,
                                 const buffered_inputs *buffers, search_problem *p)
@@ -1499,7 +1530,7 @@ static fv_status set_up_problem(const fv_segment_view *view, const fv_case *c,
 }
 
 /* nvFuser's block-size search for a row per block, then, where a row fits
- * no block and `max_cluster` > 1 (inner-outer kernels on compute
+ * no block and `p->max_cluster` > 1 (inner-outer kernels on compute
  * capability 9.0 and newer), for rows split over clusters of 2, 4, then 8
  * blocks, the smallest that fits: each block then holds a slice of the row
  * and of the outer partials, as Quack's cluster ladder does; in clusters, the
@@ -1507,7 +1538,8 @@ static fv_status set_up_problem(const fv_segment_view *view, const fv_case *c,
  * (place_partials_in_shared), which lets a slice take more threads.  The
  * best candidate into *best; FV_ERR_UNSUPPORTED naming what was considered
  * if none fits. */
-static fv_status search_clusters(const search_problem *p, candidate *best, fv_text *considered)
+static fv_status search_block_sizes(const search_problem *p, candidate *best,
+                                    fv_text *considered)
 {
     bool found = false;
     for (int cluster = 1; !found && cluster <= p->max_cluster; cluster *= 2) {
@@ -1576,7 +1608,7 @@ static void set_params(const search_problem *p, const candidate *best, int parti
 }
 
 /* The search of nvFuser's multi-wave heuristic (nvfuser.md 1.2) and the
- * steps after it: the block size (search_clusters), what the chosen block
+ * steps after it: the block size (search_block_sizes), what the chosen block
  * does with its registers and shared memory (finish_candidate), the block
  * shapes that may replace it (wider forward blocks, row pairs, clusters for
  * the row constants or for two row slots), the grid, and the clusters that
@@ -1591,11 +1623,11 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     search_problem problem;
     FV_TRY(set_up_problem(view, c, device, outer_reductions, max_cluster, &buffers, &problem));
     const search_problem *p = &problem;
-    FV_TRY(search_clusters(p, best, considered));
+    FV_TRY(search_block_sizes(p, best, considered));
     finish_candidate(p, best);
     widen_for_held_values(p, best);
     candidate pair;
-    if (pair_rows(p, best, &pair))
+    if (pair_rows(p, best, &pair) && pair_keeps_the_grid(p, best, &pair))
         *best = pair;
     split_for_row_constants(p, best, considered);
     widen_cluster_for_two_slots(p, best, considered);
@@ -1604,7 +1636,8 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     if (partial_cluster > 1) {
         best->grid = best->grid / partial_cluster * partial_cluster;
         best->shared_bytes =
-            (int)shared_with_partial_exchange(best, outer_reductions, p->vector, partial_cluster);
+            (int)shared_with_partial_exchange(best, p->outer_reductions, p->vector,
+                                              partial_cluster);
     }
     set_params(p, best, partial_cluster, params);
     return FV_OK;
