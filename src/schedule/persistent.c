@@ -523,6 +523,12 @@ static bool full_vectors(const buffered_inputs *buffers, int vector)
     return true;
 }
 
+/* True if every row buffer is 16-bit on full 16-byte vectors (8 elements). */
+static bool sixteen_bit_rows(const buffered_inputs *buffers, int vector)
+{
+    return vector == 8 && full_vectors(buffers, vector);
+}
+
 typedef struct candidate {
     int threads, block_x, block_y, batch;
     int cluster;               /* blocks sharing each row (a slice each), 1: none */
@@ -784,9 +790,8 @@ static void hold_floats(const buffered_inputs *buffers, const fv_device *device,
         c->registers += weights;
         set_spare(device, c);
     }
-    /* full 16-byte vectors of 8 elements: every row buffer is 16-bit */
-    bool half_rows = full_vectors(buffers, vector) && vector == 8;
-    int row_margin = half_rows ? HALF_ROW_FLOATS_REGISTER_MARGIN : FLOATS_REGISTER_MARGIN;
+    int row_margin = sixteen_bit_rows(buffers, vector) ? HALF_ROW_FLOATS_REGISTER_MARGIN
+                                                       : FLOATS_REGISTER_MARGIN;
     for (int i = 0; i < buffers->count; i++) {
         if (!((c->in_shared >> i) & 1) || !floats_fit(c, per_thread, row_margin))
             continue;
@@ -1208,47 +1213,6 @@ static void widen_for_held_values(const search_problem *p, candidate *c)
         *c = wide;
 }
 
-/* Two rows of ROW_PAIR_THREADS threads per block instead of one row of
- * twice that (multi-wave, a row per block): the same 8 warps on each SM,
- * each row's block reductions over half of them and twice the elements per
- * thread, at most ROW_PAIR_MAX_ELEMENTS (ROW_PAIR_MAX_SINGLE with one outer
- * reduction, RMS norm; ROW_PAIR_MAX_ON_FAST_MEMORY with two in 16-bit rows
- * on a device of fast memory per SM).  Into *pair, true if it fits at one
- * block per SM without reading the row-constant inputs from device memory
- * in every pass (which is what stops pairs longer than these limits: they
- * do not fit).  search takes the pair only if pair_keeps_the_grid.  Measured on an H200 and an H100 (bench/results/h200-2026-11-22.md,
- * "Two rows per block"), time against one 256-thread row:
- *   LN bwd bf16 / fp16 6144 (48 elements): H200 +9.2 / +5.3%, H100 0.0 / +0.3%;
- *   LN bwd fp32 3072 / 4096 (24 / 32): H200 +2.5 / +3.5%, H100 +2.2 / +2.7%;
- *   RMS bwd fp32 3072 / 4096 (24 / 32): H200 +1.8 / +2.6%, H100 +1.1 / +1.8%;
- *   64 elements: LN bwd bf16 / fp16 8192 H200 +3.3 / +1.8%, H100 -3.1 /
- *   -2.3%; LN bwd fp32 8192 H200 +1.1%, H100 -1.0%; RMS bwd bf16 / fp16
- *   8192 H200 -1.6 / -1.3%;
- *   RMS bwd 16-bit 6144 (48 elements) within 0.1% on the H200.
- * Layer norm's 64 elements again on an H200 with the later kernels (rows and
- * weight held as float; h200-2026-11-28.md, session 28), three rounds: LN
- * bwd bf16 8192 at N = 16384 +3.0% (89.4 -> 92.1-92.7% of copy), at N =
- * 2048 / 2049 +2.9 / +2.0%; fp16 0.0% (16384), +1.5 / 0.0% (2048 / 2049);
- * fp32 +0.4% at 16384 but -8.7 / -8.6% at 2048 / 2049, so fp32 keeps 48.
- * Not a pair where the search gives a row 128 threads: bf16 / fp16 4096 as
- * 128 x 2 threads ran 0.6-1.0% slower. */
-static bool pair_rows(const search_problem *p, const candidate *best, candidate *pair)
-{
-    bool sixteen_bit_rows = full_vectors(p->buffers, p->vector) && p->vector == 8;
-    int most = ROW_PAIR_MAX_SINGLE;
-    if (p->outer_reductions >= 2)
-        most = fast_memory_per_sm(p->device) && sixteen_bit_rows ? ROW_PAIR_MAX_ON_FAST_MEMORY
-                                                                 : ROW_PAIR_MAX_ELEMENTS;
-    if (p->outer_reductions == 0 || best->cluster != 1 || best->block_y != 1 ||
-        best->block_x != 2 * ROW_PAIR_THREADS || 2 * best->batch * p->vector > most)
-        return false;
-    if (!make_candidate(p, 2 * ROW_PAIR_THREADS, 1, ROW_PAIR_THREADS, false, pair))
-        return false;
-    finish_candidate(p, pair);
-    pair->paired = true;  /* block_y is 2: the row needs 256 threads or more */
-    return pair->blocks_per_sm == 1 && !rereads_row_constants(p->buffers, pair);
-}
-
 /* nvFuser's block-size search (nvfuser.md 1.2) for rows split over
  * `cluster` blocks (with outer partials in shared memory where registers
  * cannot hold them if `shared_partials`): the best candidate into *best;
@@ -1428,23 +1392,65 @@ static int grid_blocks(const search_problem *p, const candidate *c)
     return (int)(groups * c->cluster);
 }
 
-/* Whether a row pair (pair_rows) of more than ROW_PAIR_MAX_ELEMENTS
- * elements per thread keeps at least 7/8 of the blocks the single rows get
- * (grid_blocks): a block of pairs takes two rows per row group, so where
- * there are too few rows to give every SM a block of
+/* Whether a row pair (pair_rows) keeps at least 7/8 of the blocks the
+ * single rows get (grid_blocks): a block of pairs takes two rows per row
+ * group, so where there are too few rows to give every SM a block of
  * MULTIWAVE_MIN_ROW_GROUPS row groups, pairing halves the grid.  LN bwd x
  * 8192 on an H200 (h200-2026-11-28.md, session 28), pairs against single
  * rows: at N = 216 (13 blocks against 27) the pairs took 1.5-2.1 times as
  * long; at N = 2048 / 2049 (128 blocks against 132) 16-bit pairs ran 0..2.9%
- * faster.  Shorter pairs are always kept: at small N they halve the grid
- * too (LN / RMS bwd fp32 216 x 4096, 2048 x 3072 / 4096), but were not timed
- * against single rows there. */
+ * faster.  pair_rows asks it only of pairs past ROW_PAIR_MAX_ELEMENTS:
+ * shorter ones halve the grid at small N too (LN / RMS bwd fp32 216 x 4096,
+ * 2048 x 3072 / 4096), but were not timed against single rows there. */
 static bool pair_keeps_the_grid(const search_problem *p, const candidate *single,
                                 const candidate *pair)
 {
-    if (2 * single->batch * p->vector <= ROW_PAIR_MAX_ELEMENTS)
-        return true;
     return 8 * (int64_t)grid_blocks(p, pair) >= 7 * (int64_t)grid_blocks(p, single);
+}
+
+/* Two rows of ROW_PAIR_THREADS threads per block instead of one row of
+ * twice that (multi-wave, a row per block): the same 8 warps on each SM,
+ * each row's block reductions over half of them and twice the elements per
+ * thread, at most ROW_PAIR_MAX_ELEMENTS (ROW_PAIR_MAX_SINGLE with one outer
+ * reduction, RMS norm; ROW_PAIR_MAX_ON_FAST_MEMORY with two in 16-bit rows
+ * on a device of fast memory per SM).  Into *pair, true if it fits at one
+ * block per SM without reading the row-constant inputs from device memory
+ * in every pass (which is what stops pairs longer than these limits: they
+ * do not fit), and, past ROW_PAIR_MAX_ELEMENTS, if it keeps the grid
+ * (pair_keeps_the_grid).  Measured on an H200 and an H100
+ * (bench/results/h200-2026-11-22.md, "Two rows per block"), time against
+ * one 256-thread row:
+ *   LN bwd bf16 / fp16 6144 (48 elements): H200 +9.2 / +5.3%, H100 0.0 / +0.3%;
+ *   LN bwd fp32 3072 / 4096 (24 / 32): H200 +2.5 / +3.5%, H100 +2.2 / +2.7%;
+ *   RMS bwd fp32 3072 / 4096 (24 / 32): H200 +1.8 / +2.6%, H100 +1.1 / +1.8%;
+ *   64 elements: LN bwd bf16 / fp16 8192 H200 +3.3 / +1.8%, H100 -3.1 /
+ *   -2.3%; LN bwd fp32 8192 H200 +1.1%, H100 -1.0%; RMS bwd bf16 / fp16
+ *   8192 H200 -1.6 / -1.3%;
+ *   RMS bwd 16-bit 6144 (48 elements) within 0.1% on the H200.
+ * Layer norm's 64 elements again on an H200 with the later kernels (rows and
+ * weight held as float; h200-2026-11-28.md, session 28), three rounds: LN
+ * bwd bf16 8192 at N = 16384 +3.0% (89.4 -> 92.1-92.7% of copy), at N =
+ * 2048 / 2049 +2.9 / +2.0%; fp16 0.0% (16384), +1.5 / 0.0% (2048 / 2049);
+ * fp32 +0.4% at 16384 but -8.7 / -8.6% at 2048 / 2049, so fp32 keeps 48.
+ * Not a pair where the search gives a row 128 threads: bf16 / fp16 4096 as
+ * 128 x 2 threads ran 0.6-1.0% slower. */
+static bool pair_rows(const search_problem *p, const candidate *best, candidate *pair)
+{
+    int most = ROW_PAIR_MAX_SINGLE;
+    if (p->outer_reductions >= 2)
+        most = fast_memory_per_sm(p->device) && sixteen_bit_rows(p->buffers, p->vector)
+                   ? ROW_PAIR_MAX_ON_FAST_MEMORY
+                   : ROW_PAIR_MAX_ELEMENTS;
+    int elements = 2 * best->batch * p->vector;
+    if (p->outer_reductions == 0 || best->cluster != 1 || best->block_y != 1 ||
+        best->block_x != 2 * ROW_PAIR_THREADS || elements > most)
+        return false;
+    if (!make_candidate(p, 2 * ROW_PAIR_THREADS, 1, ROW_PAIR_THREADS, false, pair))
+        return false;
+    finish_candidate(p, pair);
+    pair->paired = true;  /* block_y is 2: the row needs 256 threads or more */
+    return pair->blocks_per_sm == 1 && !rereads_row_constants(p->buffers, pair) &&
+           (elements <= ROW_PAIR_MAX_ELEMENTS || pair_keeps_the_grid(p, best, pair));
 }
 
 /* The __launch_bounds__ minimum blocks per SM (EXTRA_MIN_BLOCKS).  A
@@ -1627,7 +1633,7 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
     finish_candidate(p, best);
     widen_for_held_values(p, best);
     candidate pair;
-    if (pair_rows(p, best, &pair) && pair_keeps_the_grid(p, best, &pair))
+    if (pair_rows(p, best, &pair))
         *best = pair;
     split_for_row_constants(p, best, considered);
     widen_cluster_for_two_slots(p, best, considered);
