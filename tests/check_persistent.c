@@ -427,29 +427,43 @@ START_TEST(rows_pair_up_in_256_thread_blocks)
 }
 END_TEST
 
-/* Pairs of more than 48 elements only where they keep 7/8 of the grid
- * (pair_keeps_the_grid): LN bwd bf16 x 8192 on an H200 pairs at N = 16384
- * and 2048 (128 blocks of pairs against 132), not at N = 216 (13 against
- * 27); on a B200 (148 SMs) not at 2048 either (128 against 148).  Pairs of
- * 48 are kept at any N (LN bwd bf16 216 x 6144). */
-START_TEST(long_row_pairs_keep_the_grid)
+/* Pairs only where their busiest SM walks at most 1/8 more rows than the
+ * single rows' busiest SM (pair_keeps_the_grid).  LN bwd bf16 x 8192 on an
+ * H200 pairs at N = 16384 and 2048 (16 rows per SM either way), not at N =
+ * 216 (18 against 8); on a B200 (148 SMs) not at 2048 (16 against 14).
+ * fp32 x 4096 (pairs of 32 elements) on an H200: at N = 216 and 432 a pair
+ * walks twice the rows of a single row's SM, so no pairs; at 1664, 2048 and
+ * 16384 the single rows run 2 blocks per SM and the pairs' one block walks
+ * the same rows.  LN bwd bf16 216 x 6144 (pairs of 48): no pairs. */
+START_TEST(row_pairs_keep_the_rows_per_sm)
 {
     static const struct {
         const char *device;
+        norm_kind norm;
+        fv_dtype dtype;
         int64_t rows, hidden;
         bool paired;
     } shapes[] = {
-        {"H200", 16384, 8192, true}, {"H200", 2048, 8192, true}, {"H200", 216, 8192, false},
-        {"B200", 16384, 8192, true}, {"B200", 2048, 8192, false}, {"H200", 216, 6144, true},
+        {"H200", NORM_LAYER_BACKWARD, FV_BF16, 16384, 8192, true},
+        {"H200", NORM_LAYER_BACKWARD, FV_BF16, 2048, 8192, true},
+        {"H200", NORM_LAYER_BACKWARD, FV_BF16, 216, 8192, false},
+        {"B200", NORM_LAYER_BACKWARD, FV_BF16, 16384, 8192, true},
+        {"B200", NORM_LAYER_BACKWARD, FV_BF16, 2048, 8192, false},
+        {"H200", NORM_LAYER_BACKWARD, FV_BF16, 216, 6144, false},
+        {"H200", NORM_LAYER_BACKWARD, FV_F32, 216, 4096, false},
+        {"H200", NORM_RMS_BACKWARD, FV_F32, 432, 4096, false},
+        {"H200", NORM_LAYER_BACKWARD, FV_F32, 1664, 4096, true},
+        {"H200", NORM_RMS_BACKWARD, FV_F32, 2048, 4096, true},
+        {"H100", NORM_LAYER_BACKWARD, FV_F32, 16384, 4096, true},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         choice chosen;
-        choose_norm(NORM_LAYER_BACKWARD, FV_BF16, shapes[i].rows, shapes[i].hidden,
+        choose_norm(shapes[i].norm, shapes[i].dtype, shapes[i].rows, shapes[i].hidden,
                     FV_APPROACH_MULTIWAVE, shapes[i].device, &chosen);
         bool paired = strstr(chosen.params.description, "two rows per block") != NULL;
-        ck_assert_msg(paired == shapes[i].paired, "%s %lld x %lld: %s", shapes[i].device,
-                      (long long)shapes[i].rows, (long long)shapes[i].hidden,
-                      chosen.params.description);
+        ck_assert_msg(paired == shapes[i].paired, "%s %s %lld x %lld: %s", shapes[i].device,
+                      fv_dtype_name(shapes[i].dtype), (long long)shapes[i].rows,
+                      (long long)shapes[i].hidden, chosen.params.description);
     }
 }
 END_TEST
@@ -1725,7 +1739,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, partials_added_over_clusters_of_two);
     tcase_add_test(tcase, few_rows_in_flight_take_a_third_slot);
     tcase_add_test(tcase, rows_pair_up_in_256_thread_blocks);
-    tcase_add_test(tcase, long_row_pairs_keep_the_grid);
+    tcase_add_test(tcase, row_pairs_keep_the_rows_per_sm);
     tcase_add_test(tcase, seed_001_shapes_fit_the_budgets);
     tcase_add_test(tcase, large_rows_take_more_threads);
     tcase_add_test(tcase, long_rows_split_over_clusters);

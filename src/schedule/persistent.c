@@ -95,6 +95,8 @@ enum {
     ROW_PAIR_MAX_SINGLE = 32, /* ... with one outer reduction */
     ROW_PAIR_MAX_ON_FAST_MEMORY = 64, /* ... with two, in 16-bit rows on a device of fast
                                          memory per SM */
+    ROW_PAIR_MAX_EXTRA_ROWS_EIGHTHS = 1, /* pair_keeps_the_grid: eighths of the single rows'
+                                            rows per SM a pair may add */
     STAGE_TWO_LOAD_FLOATS = 32, /* stage_two_rows_per_load: most floats of workspace rows a
                                    stage-2 thread loads before adding them */
     FAST_MEMORY_MIN_GBS_PER_SM = 30, /* fast_memory_per_sm: DRAM GB/s per SM from which
@@ -1392,20 +1394,41 @@ static int grid_blocks(const search_problem *p, const candidate *c)
     return (int)(groups * c->cluster);
 }
 
-/* Whether a row pair (pair_rows) keeps at least 7/8 of the blocks the
- * single rows get (grid_blocks): a block of pairs takes two rows per row
- * group, so where there are too few rows to give every SM a block of
- * MULTIWAVE_MIN_ROW_GROUPS row groups, pairing halves the grid.  LN bwd x
- * 8192 on an H200 (h200-2026-11-28.md, session 28), pairs against single
- * rows: at N = 216 (13 blocks against 27) the pairs took 1.5-2.1 times as
- * long; at N = 2048 / 2049 (128 blocks against 132) 16-bit pairs ran 0..2.9%
- * faster.  pair_rows asks it only of pairs past ROW_PAIR_MAX_ELEMENTS:
- * shorter ones halve the grid at small N too (LN / RMS bwd fp32 216 x 4096,
- * 2048 x 3072 / 4096), but were not timed against single rows there. */
+/* The rows the busiest SM walks under a candidate's grid (grid_blocks): a
+ * block walks every grid-th group of block_y rows, and the blocks are
+ * spread over the SMs evenly, so the busiest SM runs ceil(grid / SMs) of
+ * them. */
+static int64_t rows_on_busiest_sm(const search_problem *p, const candidate *c)
+{
+    int64_t grid = grid_blocks(p, c);
+    int64_t row_groups = (p->outer + c->block_y - 1) / c->block_y;
+    int64_t groups_per_block = (row_groups + grid - 1) / grid;
+    int64_t blocks_per_busiest_sm = (grid + p->device->sm_count - 1) / p->device->sm_count;
+    return blocks_per_busiest_sm * groups_per_block * c->block_y;
+}
+
+/* Whether a row pair (pair_rows) leaves its busiest SM at most
+ * ROW_PAIR_MAX_EXTRA_ROWS_EIGHTHS / 8 more rows than the single rows leave
+ * theirs (rows_on_busiest_sm).  Where there are too few rows to give every
+ * SM a block of MULTIWAVE_MIN_ROW_GROUPS row groups, a block of pairs takes
+ * two rows per group, so pairing halves the SMs at work and each walks twice
+ * the rows; where the single rows run 2 blocks on an SM, the pairs' one
+ * block walks the rows of both.  Pairs against single rows on an H200
+ * (h200-2026-11-28.md, sessions 28 and 29), kernel time:
+ *   rows per busiest SM twice the single rows': LN bwd x 8192 at N = 216
+ *   1.5-2.1 times as long; LN / RMS bwd fp32 x 4096 at N = 216 1.36 / 1.21
+ *   times, at N = 432 1.25 / 1.19 times;
+ *   the same rows, the pairs faster: LN / RMS bwd fp32 x 4096 at N = 1664
+ *   (104 SMs busy against 132) +5.0 / +3.1%, N = 1856 +7.5 / +4.2%, N =
+ *   2048 +13.5 / +8.6%, x 3072 at N = 2048 +9.3 / +6.0%; LN bwd bf16 / fp16
+ *   x 8192 at N = 2048 +2.9 / +1.5%;
+ *   one eighth more (18 rows against 16): LN bwd bf16 / fp16 x 8192 at N =
+ *   2049 +2.0 / 0.0%. */
 static bool pair_keeps_the_grid(const search_problem *p, const candidate *single,
                                 const candidate *pair)
 {
-    return 8 * (int64_t)grid_blocks(p, pair) >= 7 * (int64_t)grid_blocks(p, single);
+    return 8 * rows_on_busiest_sm(p, pair) <=
+           (8 + ROW_PAIR_MAX_EXTRA_ROWS_EIGHTHS) * rows_on_busiest_sm(p, single);
 }
 
 /* Two rows of ROW_PAIR_THREADS threads per block instead of one row of
@@ -1416,8 +1439,9 @@ static bool pair_keeps_the_grid(const search_problem *p, const candidate *single
  * on a device of fast memory per SM).  Into *pair, true if it fits at one
  * block per SM without reading the row-constant inputs from device memory
  * in every pass (which is what stops pairs longer than these limits: they
- * do not fit), and, past ROW_PAIR_MAX_ELEMENTS, if it keeps the grid
- * (pair_keeps_the_grid).  Measured on an H200 and an H100
+ * do not fit), and if its busiest SM walks at most an eighth more rows
+ * than the single rows' busiest SM (pair_keeps_the_grid).  Measured on an
+ * H200 and an H100
  * (bench/results/h200-2026-11-22.md, "Two rows per block"), time against
  * one 256-thread row:
  *   LN bwd bf16 / fp16 6144 (48 elements): H200 +9.2 / +5.3%, H100 0.0 / +0.3%;
@@ -1450,7 +1474,7 @@ static bool pair_rows(const search_problem *p, const candidate *best, candidate 
     finish_candidate(p, pair);
     pair->paired = true;  /* block_y is 2: the row needs 256 threads or more */
     return pair->blocks_per_sm == 1 && !rereads_row_constants(p->buffers, pair) &&
-           (elements <= ROW_PAIR_MAX_ELEMENTS || pair_keeps_the_grid(p, best, pair));
+           pair_keeps_the_grid(p, best, pair);
 }
 
 /* The __launch_bounds__ minimum blocks per SM (EXTRA_MIN_BLOCKS).  A
