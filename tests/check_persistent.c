@@ -737,6 +737,56 @@ static void assert_db_partials_in_shared(const fv_kernel_plan *kernel, int batch
     ck_assert_ptr_nonnull(strstr(kernel->source, "fv_load_kept_in_l1<8>(in2 + column, v2);"));
 }
 
+/* True if a line of `source` stores a row output ("(row) * inner") with
+ * `store` (e.g. "fv_store<"). */
+static bool stores_rows(const char *source, const char *store)
+{
+    for (const char *at = strstr(source, store); at != NULL; at = strstr(at + 1, store)) {
+        const char *line_end = strchr(at, '\n');
+        const char *row = strstr(at, "(row) * inner");
+        if (row != NULL && (line_end == NULL || row < line_end))
+            return true;
+    }
+    return false;
+}
+
+/* Multi-wave kernels launched in clusters store their row outputs around
+ * L1 (stores_rows_around_l1): RMS bwd fp32 x 24576 (rows split over
+ * clusters of 2, the weight cached in shared memory, so its loads are
+ * plain) and LN bwd bf16 x 2048 (partials added over clusters of 2);
+ * RMS bwd fp32 x 8192 (no clusters) keeps plain stores. */
+START_TEST(clustered_kernels_store_rows_around_l1)
+{
+    static const struct {
+        norm_kind kind;
+        fv_dtype dtype;
+        int64_t hidden;
+        bool clustered;
+    } shapes[] = {
+        {NORM_RMS_BACKWARD, FV_F32, 24576, true},
+        {NORM_LAYER_BACKWARD, FV_BF16, 2048, true},
+        {NORM_RMS_BACKWARD, FV_F32, 8192, false},
+    };
+    const char *devices[] = {"H100", "H200"};
+    for (int d = 0; d < 2; d++) {
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            planned_kernel planned;
+            plan_norm_on(shapes[i].kind, shapes[i].dtype, 16384, shapes[i].hidden, devices[d],
+                         &planned);
+            ck_assert_int_eq(planned.plan.kernel_count, 1);
+            const fv_kernel_plan *kernel = &planned.plan.kernels[0];
+            ck_assert_msg((kernel->launch.cluster > 1) == shapes[i].clustered, "%s %lld: %s",
+                          devices[d], (long long)shapes[i].hidden, kernel->params.description);
+            ck_assert_msg(stores_rows(kernel->source, "fv_store_around_l1<") == shapes[i].clustered,
+                          "%s %lld", devices[d], (long long)shapes[i].hidden);
+            ck_assert(stores_rows(kernel->source, "fv_store<") == !shapes[i].clustered);
+            ck_assert_ptr_null(strstr(kernel->source, "fv_load_kept_in_l1<"));
+            planned_free(&planned);
+        }
+    }
+}
+END_TEST
+
 /* Layer-norm backward in 16 bits at H = 24576: no block size holds both
  * f32 partial rows in registers (512 threads, batch 6: 64 + 2 x 48
  * registers over the 120 a thread may have), and clusters of 2 would give
@@ -1744,6 +1794,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, large_rows_take_more_threads);
     tcase_add_test(tcase, long_rows_split_over_clusters);
     tcase_add_test(tcase, wide_rows_keep_partials_in_shared_memory);
+    tcase_add_test(tcase, clustered_kernels_store_rows_around_l1);
     tcase_add_test(tcase, stage_two_loads_a_threads_rows_at_once);
     tcase_add_test(tcase, clustered_rows_keep_partials_in_shared_memory);
     tcase_add_test(tcase, oversized_rows_fall_back);

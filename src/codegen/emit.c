@@ -579,7 +579,7 @@ void fv_codegen_store(fv_emitter *emitter, int position, int32_t value, fv_emit_
     int32_t source = fv_codegen_stored_value(emitter->view, value);
     char offset[160];
     offset_expression(emitter, value, where, offset, sizeof offset);
-    bool around = emitter->keep_row_constants_in_l1 && float_storage(v->dtype) &&
+    bool around = emitter->store_rows_around_l1 && float_storage(v->dtype) &&
                   fv_codegen_spans_outer(emitter->view, value);
     if (fv_codegen_spans_inner(emitter->view, value))
         fv_codegen_line(emitter, "%s<%d>(out%d + %s, v%d);",

@@ -43,9 +43,11 @@ typedef struct fv_emitter {
     const char **buffered_load;
     /* Persistent kernels that read the row-constant inputs (a weight) from
      * device memory in every pass over every row: those loads ask L1 to keep
-     * the lines (fv_load_kept_in_l1) and the row outputs' vector stores do
-     * not allocate in L1 (fv_store_around_l1). */
+     * the lines (fv_load_kept_in_l1). */
     bool keep_row_constants_in_l1;
+    /* The row outputs' 16-byte vector stores do not allocate in L1
+     * (fv_store_around_l1). */
+    bool store_rows_around_l1;
 } fv_emitter;
 
 /* Index expressions of the element a thread is at. */

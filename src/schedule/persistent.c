@@ -4025,10 +4025,11 @@ static void free_emit(persistent_emit *p)
         fv_text_free(texts[i]);
 }
 
-/* True if the emitter keeps the row-constant loads in L1 and the row
- * outputs out of it: multi-wave kernels that read the weight from device
- * memory in every pass (reads_row_constants_every_pass; today LN bwd
- * 16-bit at H = 24576 and 32768, whose partials take shared memory).  LN
+/* True if the emitter keeps the row-constant loads in L1 (and the row
+ * outputs out of it, stores_rows_around_l1): multi-wave kernels that read
+ * the weight from device memory in every pass
+ * (reads_row_constants_every_pass; today LN bwd 16-bit at H = 24576 and
+ * 32768, whose partials take shared memory).  LN
  * bwd bf16 / fp16 16384 x 24576 ran 22.6 / 21.8% faster so on an H200
  * (62.8 -> 77.0%, 64.4 -> 78.4% of copy) and 18.2 / 17.6% on an H100
  * (80.3 -> 94.8%, 80.6 -> 94.7%; bench/results/h200-2026-11-22.md). */
@@ -4038,6 +4039,25 @@ static bool keeps_row_constants_in_l1(const persistent_emit *p)
     return p->kind == KIND_MULTIWAVE &&
            reads_row_constants_every_pass(&p->buffers, params->extra[EXTRA_CACHED] != 0,
                                           params->extra[EXTRA_WEIGHT_FLOATS] != 0);
+}
+
+/* True if the row outputs' vector stores do not allocate in L1
+ * (fv_store_around_l1): where the weight loads ask L1 to keep their lines
+ * (keeps_row_constants_in_l1), and in multi-wave kernels launched in
+ * clusters (rows split over the blocks, or partials added together).
+ * Against plain stores on an H200, two ABBA pairs of rounds over the bench
+ * at N = 16384 (bf16 and fp32 backward; h200-2026-11-28.md, session 29):
+ * the 15 clustered kernels -0.25..+6.0%, a median +0.5% (RMS bwd fp32 x
+ * 24576 +6.0%, x 32768 +1.8%, x 20480 +1.4%, LN bwd fp32 x 24576 +1.0%);
+ * 16-bit rows split over clusters of 2 with the weight cached in shared
+ * memory (LN bwd bf16 x 24576, RMS bwd bf16 x 32768; not planned today)
+ * took 2.1-2.4 times as long with plain stores.  The other kernels went
+ * -1.2..+2.0% (forward rows of 32768 -1.1 / -1.2%), so they keep plain
+ * stores. */
+static bool stores_rows_around_l1(const persistent_emit *p)
+{
+    return keeps_row_constants_in_l1(p) ||
+           (p->kind == KIND_MULTIWAVE && launch_cluster_blocks(p->params) > 1);
 }
 
 /* Multi-wave in clusters: the block's rank, its cluster (the row group),
@@ -4083,6 +4103,7 @@ static fv_status emit_sections(persistent_emit *p)
     FV_CHECK_ALLOC(p->buffered_lines);
     p->e.buffered_load = (const char **)p->buffered_lines;
     p->e.keep_row_constants_in_l1 = keeps_row_constants_in_l1(p);
+    p->e.store_rows_around_l1 = stores_rows_around_l1(p);
     p->grouped = grouped_step(p);
     if (p->params->extra[EXTRA_HELD_VALUES] != 0 && !warp_specialized(p->kind))
         p->held_count = recomputed_values(p->view, &p->analysis, p->held);
