@@ -429,12 +429,13 @@ END_TEST
 
 /* Pairs only where their busiest SM walks at most 1/8 more rows than the
  * single rows' busiest SM (pair_keeps_the_grid).  LN bwd bf16 x 8192 on an
- * H200 pairs at N = 16384 and 2048 (16 rows per SM either way), not at N =
- * 216 (18 against 8); on a B200 (148 SMs) not at 2048 (16 against 14).
- * fp32 x 4096 (pairs of 32 elements) on an H200: at N = 216 and 432 a pair
- * walks twice the rows of a single row's SM, so no pairs; at 1664, 2048 and
- * 16384 the single rows run 2 blocks per SM and the pairs' one block walks
- * the same rows.  LN bwd bf16 216 x 6144 (pairs of 48): no pairs. */
+ * H200 pairs at N = 16384 (126 rows against 125) and 2048 (16 either way),
+ * at 2049 exactly at the limit (18 against 16), not at N = 216 (18 against
+ * 8); on a B200 (148 SMs) not at 2048 (16 against 14).  fp32 x 4096 (pairs
+ * of 32 elements): at N = 216 and 432 (H200) a pair walks twice the rows
+ * of a single row's SM, so no pairs; at 1664 and 2048 (H200) and 16384
+ * (H100) the single rows run 2 blocks per SM and the pairs' one block
+ * walks the same rows.  LN bwd bf16 216 x 6144 (pairs of 48): no pairs. */
 START_TEST(row_pairs_keep_the_rows_per_sm)
 {
     static const struct {
@@ -446,6 +447,7 @@ START_TEST(row_pairs_keep_the_rows_per_sm)
     } shapes[] = {
         {"H200", NORM_LAYER_BACKWARD, FV_BF16, 16384, 8192, true},
         {"H200", NORM_LAYER_BACKWARD, FV_BF16, 2048, 8192, true},
+        {"H200", NORM_LAYER_BACKWARD, FV_BF16, 2049, 8192, true},
         {"H200", NORM_LAYER_BACKWARD, FV_BF16, 216, 8192, false},
         {"B200", NORM_LAYER_BACKWARD, FV_BF16, 16384, 8192, true},
         {"B200", NORM_LAYER_BACKWARD, FV_BF16, 2048, 8192, false},
@@ -754,7 +756,8 @@ static bool stores_rows(const char *source, const char *store)
  * L1 (stores_rows_around_l1): RMS bwd fp32 x 24576 (rows split over
  * clusters of 2, the weight cached in shared memory, so its loads are
  * plain) and LN bwd bf16 x 2048 (partials added over clusters of 2);
- * RMS bwd fp32 x 8192 (no clusters) keeps plain stores. */
+ * RMS bwd fp32 x 8192 (no clusters) and the warp-specialized kernel of
+ * RMS bwd fp32 x 24576 keep plain stores. */
 START_TEST(clustered_kernels_store_rows_around_l1)
 {
     static const struct {
@@ -784,6 +787,16 @@ START_TEST(clustered_kernels_store_rows_around_l1)
             planned_free(&planned);
         }
     }
+    /* the warp-specialized kernel of the same rows keeps plain stores */
+    planned_kernel ws;
+    ws.c = norm_case(NORM_RMS_BACKWARD, FV_F32, 16384, 24576, 0);
+    ws.c->approach = FV_APPROACH_WS;
+    FV_ASSERT_OK(fv_sched_device_from_table("H100", &ws.device));
+    FV_ASSERT_OK(fv_plan_case(ws.c, &ws.device, &ws.plan));
+    ck_assert_str_eq(ws.plan.segmentation.segments[0].scheduler->name, "inner_outer_ws");
+    ck_assert(stores_rows(ws.plan.kernels[0].source, "fv_store<"));
+    ck_assert(!stores_rows(ws.plan.kernels[0].source, "fv_store_around_l1<"));
+    planned_free(&ws);
 }
 END_TEST
 

@@ -45,8 +45,9 @@ typedef struct fv_emitter {
      * device memory in every pass over every row: those loads ask L1 to keep
      * the lines (fv_load_kept_in_l1). */
     bool keep_row_constants_in_l1;
-    /* The row outputs' 16-byte vector stores do not allocate in L1
-     * (fv_store_around_l1). */
+    /* Outputs that span both axes store their 16-byte vectors around L1
+     * (fv_store_around_l1, no allocation there); set by the persistent
+     * emitter (stores_rows_around_l1), plain stores otherwise. */
     bool store_rows_around_l1;
 } fv_emitter;
 

@@ -1397,7 +1397,10 @@ static int grid_blocks(const search_problem *p, const candidate *c)
 /* The rows the busiest SM walks under a candidate's grid (grid_blocks): a
  * block walks every grid-th group of block_y rows, and the blocks are
  * spread over the SMs evenly, so the busiest SM runs ceil(grid / SMs) of
- * them. */
+ * them.  For candidates of a row per block or pair (cluster 1), before
+ * partial_cluster_blocks rounds the grid down to whole clusters (a block
+ * or so fewer: RMS bwd fp32 216 x 4096 launches 26 blocks, not 27); in
+ * rows split over clusters the stride is whole clusters. */
 static int64_t rows_on_busiest_sm(const search_problem *p, const candidate *c)
 {
     int64_t grid = grid_blocks(p, c);
@@ -4045,15 +4048,18 @@ static bool keeps_row_constants_in_l1(const persistent_emit *p)
  * (fv_store_around_l1): where the weight loads ask L1 to keep their lines
  * (keeps_row_constants_in_l1), and in multi-wave kernels launched in
  * clusters (rows split over the blocks, or partials added together).
- * Against plain stores on an H200, two ABBA pairs of rounds over the bench
- * at N = 16384 (bf16 and fp32 backward; h200-2026-11-28.md, session 29):
- * the 15 clustered kernels -0.25..+6.0%, a median +0.5% (RMS bwd fp32 x
- * 24576 +6.0%, x 32768 +1.8%, x 20480 +1.4%, LN bwd fp32 x 24576 +1.0%);
+ * Against plain stores on an H200, rounds in the order plain, around,
+ * around, plain over the bench at N = 16384 (bf16 and fp32 backward, bf16
+ * forward; h200-2026-11-28.md, session 29): the 15 clustered kernels that
+ * stored plainly (the 16th, LN bwd bf16 x 32768, keeps its weight in L1)
+ * -0.25..+6.0%, a median +0.5% (RMS bwd fp32 x 24576 +6.0%, x 32768
+ * +1.8%, x 20480 +1.4%, LN bwd fp32 x 24576 +1.0%);
  * 16-bit rows split over clusters of 2 with the weight cached in shared
  * memory (LN bwd bf16 x 24576, RMS bwd bf16 x 32768; not planned today)
  * took 2.1-2.4 times as long with plain stores.  The other kernels went
  * -1.2..+2.0% (forward rows of 32768 -1.1 / -1.2%), so they keep plain
- * stores. */
+ * stores.  Untimed on an H100 or a Blackwell GPU and in fp16, where the
+ * rule applies as well. */
 static bool stores_rows_around_l1(const persistent_emit *p)
 {
     return keeps_row_constants_in_l1(p) ||
