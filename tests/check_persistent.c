@@ -661,11 +661,13 @@ static void planned_free(planned_kernel *planned)
 }
 
 /* Plans `kind` at rows x hidden in `dtype` on the table device `device_name`
- * (approach auto) into *planned. */
+ * with `approach` into *planned. */
 static void plan_norm_on(norm_kind kind, fv_dtype dtype, int64_t rows, int64_t hidden,
-                         const char *device_name, planned_kernel *planned)
+                         fv_case_approach approach, const char *device_name,
+                         planned_kernel *planned)
 {
     planned->c = norm_case(kind, dtype, rows, hidden, 0);
+    planned->c->approach = approach;
     FV_ASSERT_OK(fv_sched_device_from_table(device_name, &planned->device));
     FV_ASSERT_OK(fv_plan_case(planned->c, &planned->device, &planned->plan));
 }
@@ -675,10 +677,8 @@ static void plan_norm_on(norm_kind kind, fv_dtype dtype, int64_t rows, int64_t h
 static const fv_kernel_plan *plan_layer_norm_backward(const sixteen_bit_target *target,
                                                       int64_t hidden, planned_kernel *planned)
 {
-    planned->c = norm_case(NORM_LAYER_BACKWARD, target->dtype, 16384, hidden, 0);
-    planned->c->approach = FV_APPROACH_MULTIWAVE;
-    FV_ASSERT_OK(fv_sched_device_from_table(target->device, &planned->device));
-    FV_ASSERT_OK(fv_plan_case(planned->c, &planned->device, &planned->plan));
+    plan_norm_on(NORM_LAYER_BACKWARD, target->dtype, 16384, hidden, FV_APPROACH_MULTIWAVE,
+                 target->device, planned);
     ck_assert_int_eq(planned->plan.kernel_count, 1);
     return &planned->plan.kernels[0];
 }
@@ -774,8 +774,8 @@ START_TEST(clustered_kernels_store_rows_around_l1)
     for (int d = 0; d < 2; d++) {
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
             planned_kernel planned;
-            plan_norm_on(shapes[i].kind, shapes[i].dtype, 16384, shapes[i].hidden, devices[d],
-                         &planned);
+            plan_norm_on(shapes[i].kind, shapes[i].dtype, 16384, shapes[i].hidden,
+                         FV_APPROACH_AUTO, devices[d], &planned);
             ck_assert_int_eq(planned.plan.kernel_count, 1);
             const fv_kernel_plan *kernel = &planned.plan.kernels[0];
             ck_assert_msg((kernel->launch.cluster > 1) == shapes[i].clustered, "%s %lld: %s",
@@ -789,10 +789,7 @@ START_TEST(clustered_kernels_store_rows_around_l1)
     }
     /* the warp-specialized kernel of the same rows keeps plain stores */
     planned_kernel ws;
-    ws.c = norm_case(NORM_RMS_BACKWARD, FV_F32, 16384, 24576, 0);
-    ws.c->approach = FV_APPROACH_WS;
-    FV_ASSERT_OK(fv_sched_device_from_table("H100", &ws.device));
-    FV_ASSERT_OK(fv_plan_case(ws.c, &ws.device, &ws.plan));
+    plan_norm_on(NORM_RMS_BACKWARD, FV_F32, 16384, 24576, FV_APPROACH_WS, "H100", &ws);
     ck_assert_str_eq(ws.plan.segmentation.segments[0].scheduler->name, "inner_outer_ws");
     ck_assert(stores_rows(ws.plan.kernels[0].source, "fv_store<"));
     ck_assert(!stores_rows(ws.plan.kernels[0].source, "fv_store_around_l1<"));
@@ -973,7 +970,8 @@ END_TEST
 START_TEST(oversized_rows_fall_back)
 {
     planned_kernel oversized;
-    plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 16384, 262144, "H100", &oversized);
+    plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 16384, 262144, FV_APPROACH_AUTO, "H100",
+                 &oversized);
     const fv_case_plan *plan = &oversized.plan;
     ck_assert_int_eq(plan->kernel_count, 2);
     ck_assert_str_eq(plan->segmentation.segments[0].scheduler->name, "inner_reduction");
@@ -1256,7 +1254,8 @@ START_TEST(forward_blocks_of_two_rows)
         assert_fits(&chosen, "H200", 16384);
     }
     planned_kernel segmented;
-    plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 2049, 32760, "H200", &segmented);
+    plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 2049, 32760, FV_APPROACH_AUTO, "H200",
+                 &segmented);
     ck_assert_int_eq(segmented.plan.kernel_count, 2);
     const fv_kernel_plan *first = &segmented.plan.kernels[0];
     ck_assert_str_eq(first->name, "fv_segment0_inner_persistent");

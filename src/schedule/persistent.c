@@ -1398,9 +1398,9 @@ static int grid_blocks(const search_problem *p, const candidate *c)
  * block walks every grid-th group of block_y rows, and the blocks are
  * spread over the SMs evenly, so the busiest SM runs ceil(grid / SMs) of
  * them.  For candidates of a row per block or pair (cluster 1), before
- * partial_cluster_blocks rounds the grid down to whole clusters (a block
- * or so fewer: RMS bwd fp32 216 x 4096 launches 26 blocks, not 27); in
- * rows split over clusters the stride is whole clusters. */
+ * set_grid rounds the grid down to whole clusters of partials (a block or
+ * so fewer: RMS bwd fp32 216 x 4096 launches 26 blocks, not 27); in rows
+ * split over clusters the stride is whole clusters. */
 static int64_t rows_on_busiest_sm(const search_problem *p, const candidate *c)
 {
     int64_t grid = grid_blocks(p, c);
@@ -1614,6 +1614,22 @@ static void split_for_row_constants(const search_problem *p, candidate *best,
         *best = split;
 }
 
+/* Sets the chosen candidate's grid (grid_blocks) and, where its blocks add
+ * their partials together in clusters (partial_cluster_blocks), rounds the
+ * grid down to whole clusters and adds the exchange to its shared memory.
+ * Returns the blocks per such cluster, 1 where there are none. */
+static int set_grid(const search_problem *p, candidate *best)
+{
+    best->grid = grid_blocks(p, best);
+    int partial_cluster = partial_cluster_blocks(p, best);
+    if (partial_cluster > 1) {
+        best->grid = best->grid / partial_cluster * partial_cluster;
+        best->shared_bytes = (int)shared_with_partial_exchange(best, p->outer_reductions,
+                                                               p->vector, partial_cluster);
+    }
+    return partial_cluster;
+}
+
 /* The kernel parameters of the chosen candidate, in blocks of
  * `partial_cluster` that add their partials together (1: none). */
 static void set_params(const search_problem *p, const candidate *best, int partial_cluster,
@@ -1644,9 +1660,10 @@ static void set_params(const search_problem *p, const candidate *best, int parti
  * steps after it: the block size (search_block_sizes), what the chosen block
  * does with its registers and shared memory (finish_candidate), the block
  * shapes that may replace it (wider forward blocks, row pairs, clusters for
- * the row constants or for two row slots), the grid, and the clusters that
- * add partials together.  Into *params and *best, with what was considered
- * appended to `considered`; FV_ERR_UNSUPPORTED if a row fits nowhere. */
+ * the row constants or for two row slots), the grid and the clusters that
+ * add partials together (set_grid).  Into *params and *best, with what was
+ * considered appended to `considered`; FV_ERR_UNSUPPORTED if a row fits
+ * nowhere. */
 static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_device *device,
                         int outer_reductions, int max_cluster, fv_schedule_params *params,
                         candidate *best, fv_text *considered)
@@ -1664,14 +1681,7 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
         *best = pair;
     split_for_row_constants(p, best, considered);
     widen_cluster_for_two_slots(p, best, considered);
-    best->grid = grid_blocks(p, best);
-    int partial_cluster = partial_cluster_blocks(p, best);
-    if (partial_cluster > 1) {
-        best->grid = best->grid / partial_cluster * partial_cluster;
-        best->shared_bytes =
-            (int)shared_with_partial_exchange(best, p->outer_reductions, p->vector,
-                                              partial_cluster);
-    }
+    int partial_cluster = set_grid(p, best);
     set_params(p, best, partial_cluster, params);
     return FV_OK;
 }
