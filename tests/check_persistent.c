@@ -804,14 +804,16 @@ END_TEST
  * partials in shared memory: x and dy in one row slot (2 x 48 KiB) and
  * db's 24576 floats (96 KiB) fill it; the weight is read from device
  * memory, the row statistics go to registers and stage 2's scratch reuses
- * the row buffers.  dw's partials stay in registers (48 per thread).
- * Rows that fit otherwise keep every partial in registers. */
+ * the row buffers.  dw's partials stay in registers (48 per thread).  On
+ * an H100; a device with fast memory per SM splits such a row over clusters
+ * of 2 with two row slots instead (one_slot_rows_split_on_fast_memory_for_
+ * layer_norm).  Rows that fit otherwise keep every partial in registers. */
 START_TEST(wide_rows_keep_partials_in_shared_memory)
 {
-    for (size_t i = 0; i < sizeof sixteen_bit_targets / sizeof sixteen_bit_targets[0]; i++) {
+    static const sixteen_bit_target targets[] = {{"H100", FV_BF16}, {"H100", FV_F16}};
+    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
         planned_kernel planned;
-        const fv_kernel_plan *kernel =
-            plan_layer_norm_backward(&sixteen_bit_targets[i], 24576, &planned);
+        const fv_kernel_plan *kernel = plan_layer_norm_backward(&targets[i], 24576, &planned);
         ck_assert_str_eq(planned.plan.segmentation.segments[0].scheduler->name,
                          "inner_outer_persistent");
         ck_assert_int_eq(kernel->params.block_x, 512);
@@ -960,6 +962,49 @@ START_TEST(one_slot_clusters_double_on_fast_memory_for_layer_norm)
     ck_assert_msg(strstr(chosen.params.description, "2 row slots") != NULL &&
                       strstr(chosen.params.description, "one row slot in clusters") == NULL,
                   "%s", chosen.params.description);
+}
+END_TEST
+
+/* The same for a 16-bit layer-norm row that one block holds with one row
+ * slot: LN bwd bf16 / fp16 16384 x 24576 go to clusters of 2 with two slots
+ * on fast memory (+5.0 / +4.4% on an H200).  RMS norm's one-slot rows, fp32
+ * rows and the H100 keep a block per row. */
+START_TEST(one_slot_rows_split_on_fast_memory_for_layer_norm)
+{
+    static const char *const fast[] = {"H200", "B200"};
+    static const fv_dtype sixteen_bit[] = {FV_BF16, FV_F16};
+    choice chosen;
+    for (size_t d = 0; d < sizeof fast / sizeof fast[0]; d++) {
+        for (size_t t = 0; t < sizeof sixteen_bit / sizeof sixteen_bit[0]; t++) {
+            choose_multiwave(NORM_LAYER_BACKWARD, sixteen_bit[t], 24576, fast[d], &chosen);
+            const char *text = chosen.params.description;
+            ck_assert_int_eq(chosen.launch.cluster, 2);
+            ck_assert_msg(strstr(text, "rows split over clusters of 2 blocks (12288 columns "
+                                       "each)") != NULL &&
+                              strstr(text, "2 row slots") != NULL &&
+                              strstr(text, "; one row slot in a block, so clusters of 2 "
+                                           "tried") != NULL &&
+                              strstr(text, "; clusters of 2 taken: two row slots") != NULL &&
+                              strstr(text, "row-constant inputs cached in shared memory") != NULL,
+                          "%s: %s", fast[d], text);
+            choose_multiwave(NORM_RMS_BACKWARD, sixteen_bit[t], 32768, fast[d], &chosen);
+            ck_assert_int_eq(chosen.launch.cluster, 0);
+            ck_assert_msg(strstr(chosen.params.description, "1 row slot") != NULL &&
+                              strstr(chosen.params.description, "one row slot in a block") ==
+                                  NULL,
+                          "%s: %s", fast[d], chosen.params.description);
+        }
+        /* fp32 rows in one block keep it (LN bwd fp32 16384: one slot) */
+        choose_multiwave(NORM_LAYER_BACKWARD, FV_F32, 16384, fast[d], &chosen);
+        ck_assert_int_eq(chosen.launch.cluster, 0);
+        ck_assert_msg(strstr(chosen.params.description, "1 row slot") != NULL &&
+                          strstr(chosen.params.description, "one row slot in a block") == NULL,
+                      "%s: %s", fast[d], chosen.params.description);
+    }
+    choose_multiwave(NORM_LAYER_BACKWARD, FV_BF16, 24576, "H100", &chosen);
+    ck_assert_int_eq(chosen.launch.cluster, 0);
+    ck_assert_msg(strstr(chosen.params.description, "one row slot in a block") == NULL, "%s",
+                  chosen.params.description);
 }
 END_TEST
 
@@ -1816,6 +1861,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, held_rows_take_two_rows_per_block_where_they_pay);
     tcase_add_test(tcase, short_slices_take_two_blocks_by_memory_and_row_bytes);
     tcase_add_test(tcase, one_slot_clusters_double_on_fast_memory_for_layer_norm);
+    tcase_add_test(tcase, one_slot_rows_split_on_fast_memory_for_layer_norm);
     tcase_add_test(tcase, multi_wave_launch_bounds_follow_the_memory);
     tcase_add_test(tcase, sixteen_bit_rows_held_as_float_up_to_224_registers);
     tcase_add_test(tcase, softmax_keeps_exp_where_rows_are_issue_bound);
