@@ -806,8 +806,9 @@ END_TEST
  * memory, the row statistics go to registers and stage 2's scratch reuses
  * the row buffers.  dw's partials stay in registers (48 per thread).  On
  * an H100; a device with fast memory per SM splits such a row over clusters
- * of 2 with two row slots instead (one_slot_rows_split_on_fast_memory_for_
- * layer_norm).  Rows that fit otherwise keep every partial in registers. */
+ * of 2 with two row slots instead, see
+ * one_slot_rows_split_on_fast_memory_for_layer_norm.  Rows that fit
+ * otherwise keep every partial in registers. */
 START_TEST(wide_rows_keep_partials_in_shared_memory)
 {
     static const sixteen_bit_target targets[] = {{"H100", FV_BF16}, {"H100", FV_F16}};
@@ -968,7 +969,8 @@ END_TEST
 /* The same for a 16-bit layer-norm row that one block holds with one row
  * slot: LN bwd bf16 / fp16 16384 x 24576 go to clusters of 2 with two slots
  * on fast memory (+5.0 / +4.4% on an H200).  RMS norm's one-slot rows, fp32
- * rows and the H100 keep a block per row. */
+ * rows, odd-length 16-bit rows (1-element vectors) and the H100 keep a block
+ * per row. */
 START_TEST(one_slot_rows_split_on_fast_memory_for_layer_norm)
 {
     static const char *const fast[] = {"H200", "B200"};
@@ -1005,6 +1007,15 @@ START_TEST(one_slot_rows_split_on_fast_memory_for_layer_norm)
     ck_assert_int_eq(chosen.launch.cluster, 0);
     ck_assert_msg(strstr(chosen.params.description, "one row slot in a block") == NULL, "%s",
                   chosen.params.description);
+    /* an odd length (1-element vectors) in one slot stays in its block */
+    choose_norm(NORM_LAYER_BACKWARD, FV_BF16, 2049, 20481, FV_APPROACH_MULTIWAVE, "H200",
+                &chosen);
+    ck_assert_str_eq(chosen.family, "inner_outer_persistent");
+    ck_assert_int_eq(chosen.launch.cluster, 0);
+    ck_assert_msg(strstr(chosen.params.description, "1 row slot") != NULL &&
+                      strstr(chosen.params.description, "of 1-element vectors") != NULL &&
+                      strstr(chosen.params.description, "one row slot in a block") == NULL,
+                  "%s", chosen.params.description);
 }
 END_TEST
 

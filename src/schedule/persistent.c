@@ -1504,33 +1504,38 @@ static int bounded_blocks_per_sm(const search_problem *p, const candidate *best)
 }
 
 /* Where the device has fast memory per SM, a row of a fusion with several
- * inner reductions (layer norm's two) whose block or cluster keeps one row
- * slot is split over twice the blocks instead if each then keeps two slots,
- * the next row's copies in flight during this one (its slices may then carry
- * less than MIN_SLICE_BYTES).  A row in one block is split only where it is
- * 16-bit on full vectors.  Measured on an H200 (bench/results/
- * h200-2026-11-28.md):
+ * inner reductions (layer norm's two) and outer reductions, whose block (a
+ * row per block, not a pair) or cluster keeps one row slot, is split over
+ * twice the blocks instead, if that stays within `p->max_cluster` and each
+ * block then keeps two slots, the next row's copies in flight during this
+ * one, and reads the row-constant inputs from shared memory or registers,
+ * not device memory, in every pass (its slices may carry less than
+ * MIN_SLICE_BYTES).  A row in one block is split only where it is 16-bit on
+ * full vectors: on an H200 / B200 LN bwd 16-bit rows of 20544-24576 elements
+ * at any N (only 16384 x 24576 timed).  Measured on an H200, in
+ * bench/results/h200-2026-11-28.md:
  *   - "Two row slots in larger clusters": LN bwd fp32 16384 x 24576 in
  *     clusters of 4 with two slots against 2 with one, 6.1-11.2% faster in
  *     three calls (70-75 -> 78-79% of copy), 6.0% slower on an H100 (86 ->
  *     81%); the same change to RMS norm's single reduction lost 15-17% at
- *     24576 and 32768.
+ *     24576 and 32768.  fp32 rows in one block with one slot lost 3.6-20.7%
+ *     in clusters of 2 there (before clustered kernels stored around L1; not
+ *     timed since).
  *   - "A row per block with one slot, split in two" (session 30): LN bwd bf16
  *     / fp16 16384 x 24576 in clusters of 2 with two slots, +5.0 / +4.4%
- *     (75.1 -> 78.9%, 78.1 -> 81.4%); RMS norm's one-slot rows moved -1.7 to
- *     +4.5% (fp16 24576 / 32768 -1.7 / -1.0%, bf16 32768 +4.5%), so they
- *     keep a block.  fp32 rows in one block with one slot lost 3.6-20.7% in
- *     clusters of 2 (session 27, before clustered kernels stored around L1;
- *     not timed since). */
+ *     (75.1 -> 78.9%, 78.1 -> 81.4% of copy); RMS norm's one-slot rows moved
+ *     -1.7..+4.5% (fp16 24576 / 32768 -1.7 / -1.0%, bf16 32768 +4.5%), so
+ *     they keep a block. */
 static void widen_cluster_for_two_slots(const search_problem *p, candidate *best,
                                         fv_text *considered)
 {
     if (!fast_memory_per_sm(p->device) || p->rows.single_reduction || p->outer_reductions == 0 ||
         best->slots >= 2 || best->cluster * 2 > p->max_cluster)
         return;
-    if (best->cluster == 1 && !sixteen_bit_rows(p->buffers, p->vector))
-        return;
     int one_slot_cluster = best->cluster;
+    if (one_slot_cluster == 1 &&
+        (best->block_y != 1 || !sixteen_bit_rows(p->buffers, p->vector)))
+        return;
     if (one_slot_cluster == 1)
         fv_text_printf(considered, "; one row slot in a block, so clusters of 2 tried");
     else
@@ -1540,17 +1545,18 @@ static void widen_cluster_for_two_slots(const search_problem *p, candidate *best
     bool taken = search_blocks(p, 2 * one_slot_cluster, true, &wider, considered);
     if (taken) {
         finish_candidate(p, &wider);
-        wider.split_for_constants = best->split_for_constants;
+        /* clusters taken for the row constants stay so marked */
+        wider.split_for_constants = one_slot_cluster > 1 && best->split_for_constants;
         taken = wider.slots >= 2 && !rereads_row_constants(p->buffers, &wider);
     }
-    if (taken)
+    if (taken) {
         fv_text_printf(considered, "; clusters of %d taken: two row slots", 2 * one_slot_cluster);
-    else if (one_slot_cluster == 1)
-        fv_text_printf(considered, "; a row per block kept");
-    else
-        fv_text_printf(considered, "; clusters of %d kept", one_slot_cluster);
-    if (taken)
         *best = wider;
+    } else if (one_slot_cluster == 1) {
+        fv_text_printf(considered, "; a row per block kept");
+    } else {
+        fv_text_printf(considered, "; clusters of %d kept", one_slot_cluster);
+    }
 }
 
 /* Fills *p for `view` at the case's sizes on `device`, with its
