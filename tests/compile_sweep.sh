@@ -88,11 +88,20 @@ check_rows() {
   [ "$rows" -eq "$compiled" ] || fail "$2: $rows archive rows for $compiled cases"
 }
 
+# compile_checked TOOL ARCH WORK NAME DIR MINIMUM [ARGS...]: compiles DIR's
+# cases (with ARGS) into WORK/NAME.h5; at least MINIMUM compile, none
+# spills, and the archive holds a row per compiled case.
+compile_checked() {
+  local tool="$1" arch="$2" work="$3" name="$4" dir="$5" minimum="$6"
+  shift 6
+  run_compile "$tool" "$arch" "$work" "$name" "$dir" "$@"
+  check_compiled "$work/$name.log" "$status" "$minimum" ' '
+  check_rows "$work" "$name"
+}
+
 compile_sweep() {
   local tool="$1" arch="$2" work="$3" status
-  run_compile "$tool" "$arch" "$work" "$arch" cases/
-  check_compiled "$work/$arch.log" "$status" 600 ' '
-  check_rows "$work" "$arch"
+  compile_checked "$tool" "$arch" "$work" "$arch" cases/ 600
 
   run_compile "$tool" "$arch" "$work" "$arch-ws" cases/ --approach ws
   check_compiled "$work/$arch-ws.log" "$status" 600 '@ws '
@@ -107,9 +116,7 @@ compile_sweep() {
   [ "$multiwave" -ge 1 ] || fail "$arch: rows of 1023 elements took bulk copies"
   check_set_aside "$work/$arch-ws.h5"
 
-  run_compile "$tool" "$arch" "$work" "$arch-bench" bench/
-  check_compiled "$work/$arch-bench.log" "$status" 78 ' '
-  check_rows "$work" "$arch-bench"
+  compile_checked "$tool" "$arch" "$work" "$arch-bench" bench/ 78
 
   run_compile "$tool" "$arch" "$work" "$arch-bench-ws" bench/ --approach ws
   check_compiled "$work/$arch-bench-ws.log" "$status" 78 '@ws '

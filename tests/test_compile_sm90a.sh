@@ -15,10 +15,6 @@ work="$(mktemp -d "${binary_dir}/test-compile-sm90a.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 cd "$source_dir"
 compile_sweep "$tool" sm_90a "$work"
-run_compile "$tool" sm_90a "$work" sm_90a-h200 cases/ --device H200
-check_compiled "$work/sm_90a-h200.log" "$status" 600 ' '
-check_rows "$work" sm_90a-h200
-run_compile "$tool" sm_90a "$work" sm_90a-h200-bench bench/ --device H200
-check_compiled "$work/sm_90a-h200-bench.log" "$status" 78 ' '
-check_rows "$work" sm_90a-h200-bench
+compile_checked "$tool" sm_90a "$work" sm_90a-h200 cases/ 600 --device H200
+compile_checked "$tool" sm_90a "$work" sm_90a-h200-bench bench/ 78 --device H200
 echo "test_compile_sm90a: ok"

@@ -1536,26 +1536,23 @@ static void widen_cluster_for_two_slots(const search_problem *p, candidate *best
     if (one_slot_cluster == 1 &&
         (best->block_y != 1 || !sixteen_bit_rows(p->buffers, p->vector)))
         return;
-    if (one_slot_cluster == 1)
-        fv_text_printf(considered, "; one row slot in a block, so clusters of 2 tried");
-    else
-        fv_text_printf(considered, "; one row slot in clusters of %d, so clusters of %d tried",
-                       one_slot_cluster, 2 * one_slot_cluster);
+    char shape[32] = "a block";  /* what holds the row now */
+    if (one_slot_cluster > 1)
+        snprintf(shape, sizeof shape, "clusters of %d", one_slot_cluster);
+    fv_text_printf(considered, "; one row slot in %s, so clusters of %d tried", shape,
+                   2 * one_slot_cluster);
     candidate wider;
     bool taken = search_blocks(p, 2 * one_slot_cluster, true, &wider, considered);
     if (taken) {
         finish_candidate(p, &wider);
-        /* clusters taken for the row constants stay so marked */
-        wider.split_for_constants = one_slot_cluster > 1 && best->split_for_constants;
+        wider.split_for_constants = best->split_for_constants;
         taken = wider.slots >= 2 && !rereads_row_constants(p->buffers, &wider);
     }
     if (taken) {
         fv_text_printf(considered, "; clusters of %d taken: two row slots", 2 * one_slot_cluster);
         *best = wider;
-    } else if (one_slot_cluster == 1) {
-        fv_text_printf(considered, "; a row per block kept");
     } else {
-        fv_text_printf(considered, "; clusters of %d kept", one_slot_cluster);
+        fv_text_printf(considered, "; %s kept", shape);
     }
 }
 
