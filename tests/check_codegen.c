@@ -797,25 +797,27 @@ END_TEST
  * past the tensor's end element by element (fv_copy_chunk); the row is read
  * at its first element's offset in the chunk, after its copies have landed
  * and a block barrier, and only then do the next row's copies go into the
- * slot the last row used (LN fwd bf16 2049 x 1987: batch 16 of 128
- * threads, slots of 2048 + 16 elements). */
+ * slot the last row used.  LN fwd bf16 2049 x 1023 (batch 8 of 128 threads,
+ * slots of 1024 + 16 elements) computes element by element from the row's
+ * first element (its 129 chunks would fill half of 2 x 128 thread steps:
+ * compute_on_span_chunks). */
 START_TEST(odd_rows_are_copied_as_aligned_chunks)
 {
-    char *source = generate_one(multiwave_families, NORM_LAYER_FORWARD, FV_BF16, 2049, 1987,
+    char *source = generate_one(multiwave_families, NORM_LAYER_FORWARD, FV_BF16, 2049, 1023,
                                 "inner_persistent");
     static const char *const spans[] = {
         "// (each slot 16 elements more: the 16-byte chunks around the row)",
         "// The first row's copies",
         "const long long span_begin = row_begin & ~7LL;",
-        "for (int step = 0; step < 3; ++step) {",
+        "for (int step = 0; step < 2; ++step) {",
         "const long long at = span_begin + (long long)(step * 128 + (int)threadIdx.x) * 8;",
         "if (at < row_begin + inner)",
-        "fv_copy_chunk<8>(buffer0_slots + (0) * 2064 + (int)(at - span_begin), in0 + at, outer * inner - at);",
-        "const __nv_bfloat16 *const buffer0 = buffer0_slots + slot * 2064 + (int)((safe_row * inner) & 7);",
+        "fv_copy_chunk<8>(buffer0_slots + (0) * 1040 + (int)(at - span_begin), in0 + at, outer * inner - at);",
+        "const __nv_bfloat16 *const buffer0 = buffer0_slots + slot * 1040 + (int)((safe_row * inner) & 7);",
         "fv_async_wait<0>();  // this row's copies have landed",
         "__syncthreads();  // ... all of them: threads read chunks others copied",
         "const long long fetch_row = row + row_stride;",
-        "fv_copy_chunk<8>(buffer0_slots + (slot ^ 1) * 2064",
+        "fv_copy_chunk<8>(buffer0_slots + (slot ^ 1) * 1040",
         "fv_async_commit();",
         "// reduction level 1",
         "fv_load<1>(buffer0 + column, v",
@@ -850,6 +852,56 @@ START_TEST(odd_rows_are_copied_as_aligned_chunks)
         NULL,
     };
     assert_kernel_lines(source, three_slots, "fv_async_wait<2>");
+}
+END_TEST
+
+/* Forward rows of an odd length whose chunks fill the thread steps compute
+ * on the chunks of their aligned span (compute_on_span_chunks): vectors
+ * read from the slot at the chunk's place `at`, the lanes outside the row
+ * left out of the reductions and stored lane by lane.  LN fwd bf16 2049 x
+ * 1987 caches weight and bias in shared memory at the rows' shift, one per
+ * block (2 x 128 steps of 8 elements); softmax, without row constants,
+ * takes each row's own shift. */
+START_TEST(odd_forward_rows_compute_on_span_chunks)
+{
+    char *source = generate_one(multiwave_families, NORM_LAYER_FORWARD, FV_BF16, 2049, 1987,
+                                "inner_persistent");
+    static const char *const cached_at_shift[] = {
+        "const int row_shift = (int)(((long long)blockIdx.x * inner) & 7);",
+        "for (int at = threadIdx.x; at < 2048; at += 128) {  // at the rows' shift",
+        "const long long column = at - row_shift;",
+        "if (fv_in_row(column, inner))",
+        "cached1[at] = in1[column];",
+        "const __nv_bfloat16 *const buffer0 = buffer0_slots + slot * 2064;",
+        "fv_async_wait<0>();  // this row's copies have landed",
+        "__syncthreads();  // ... all of them: threads read chunks others copied",
+        "for (int b = 0; b < 2; ++b) {",
+        "const int at = (b * 128 + threadIdx.x) * 8;  // the chunk's first element in the span",
+        "const long long column = at - row_shift;  // its column, negative before the row",
+        "if (row_active && column < inner) {",
+        "fv_load<8>(buffer0 + at, v0);",
+        "if (fv_in_row(column + lane, inner))",
+        "sums1[0] += v",
+        "// var_mean, pass 2",
+        "if (fv_in_row(column + lane, inner))",
+        "squares1[0] += deviation * deviation;",
+        "fv_load<8>(cached1 + at, v1);",
+        "fv_load<8>(cached2 + at, v2);",
+        "fv_store_lanes<8>(out2 + (row) * inner + (column), column, inner, v",
+        NULL,
+    };
+    assert_kernel_lines(source, cached_at_shift, "(safe_row * inner) & 7");
+    source = generate_one(multiwave_families, NORM_SOFTMAX, FV_BF16, 2049, 1987,
+                          "inner_persistent");
+    static const char *const shift_per_row[] = {
+        "const int row_shift = (int)((safe_row * inner) & 7);  // the row's first element in its chunk",
+        "const int at = (b * 128 + threadIdx.x) * 8;",
+        "fv_load<8>(buffer0 + at, v0);",
+        "maximum0 = fv_maximum(maximum0, v",
+        "fv_store_lanes<8>(out0 + (row) * inner + (column), column, inner, v",
+        NULL,
+    };
+    assert_kernel_lines(source, shift_per_row, "blockIdx.x * inner");
 }
 END_TEST
 
@@ -888,6 +940,7 @@ static Suite *codegen_suite(void)
     tcase_add_test(tcase, division_by_a_row_value_is_a_reciprocal_multiply);
     tcase_add_test(tcase, softmax_keeps_its_exp_for_the_epilogue);
     tcase_add_test(tcase, odd_rows_are_copied_as_aligned_chunks);
+    tcase_add_test(tcase, odd_forward_rows_compute_on_span_chunks);
     tcase_add_test(tcase, skeleton_filling);
     suite_add_tcase(suite, tcase);
     return suite;

@@ -1452,7 +1452,10 @@ static bool copies_spans(const choice *chosen)
  * row slots, the row statistics with them, the same blocks per SM); fp32
  * rows of an odd length (4-byte copies, asynchronous) and rows of full
  * vectors are not.  Softmax keeps its exp over spans too, up to 16
- * elements per thread on 1-element vectors. */
+ * elements per thread on 1-element vectors.  Forward rows whose chunks
+ * fill 3/4 of the thread steps or more compute on them (8-element vectors;
+ * odd_forward_rows_compute_on_span_chunks), the others element by
+ * element. */
 START_TEST(odd_rows_copy_aligned_spans)
 {
     static const struct {
@@ -1461,9 +1464,9 @@ START_TEST(odd_rows_copy_aligned_spans)
     } spanned[] = {
         {{NORM_LAYER_FORWARD, FV_BF16, 4095}, false},
         {{NORM_RMS_FORWARD, FV_F16, 1987}, false},
-        {{NORM_SOFTMAX, FV_BF16, 1023}, true},   /* batch 8 */
-        {{NORM_SOFTMAX, FV_F16, 1987}, true},    /* batch 16 */
-        {{NORM_SOFTMAX, FV_BF16, 4095}, false},  /* batch 32 */
+        {{NORM_SOFTMAX, FV_BF16, 1023}, true},   /* batch 8, element by element */
+        {{NORM_SOFTMAX, FV_F16, 1987}, true},    /* batch 16, on 2 x 8-element chunks */
+        {{NORM_SOFTMAX, FV_BF16, 4095}, false},  /* batch 32, on 5 x 8-element chunks */
     };
     choice chosen;
     fv_device device;
@@ -1473,10 +1476,11 @@ START_TEST(odd_rows_copy_aligned_spans)
         choose_forward(shape->kind, shape->dtype, 16384, shape->hidden, "H100", &chosen);
         ck_assert_msg(copies_spans(&chosen), "%s", chosen.params.description);
         ck_assert_msg(keeps_exp(&chosen) == spanned[i].exp_kept, "%s", chosen.params.description);
-        ck_assert_int_eq(chosen.params.vector, 1);
+        ck_assert_int_eq(chosen.params.vector, shape->hidden == 1023 ? 1 : 8);
         /* two slots of the row capacity and 16 elements more, then the
          * row-constant inputs' cache, within the device's shared memory */
-        int64_t slots_bytes = 2 * ((int64_t)chosen.params.serial * chosen.params.block_x + 16) * 2;
+        int64_t capacity = (int64_t)chosen.params.serial * chosen.params.block_x * chosen.params.vector;
+        int64_t slots_bytes = 2 * (capacity + 16) * 2;
         ck_assert_int_ge(chosen.launch.dynamic_shared_bytes, slots_bytes);
         assert_fits(&chosen, "H100", 16384);
     }
@@ -1521,6 +1525,77 @@ static bool slot_refilled(const choice *chosen)
     return strstr(chosen->params.description,
                   "1 row slot (refilled with the next row once read)") != NULL;
 }
+
+static bool on_span_chunks(const choice *chosen)
+{
+    return strstr(chosen->params.description, "8-element chunks of the row's aligned span") != NULL;
+}
+
+/* Forward rows of 16 bits and an odd length, copied as spans, compute on
+ * the span's 16-byte chunks where those fill 3/4 of the thread steps or
+ * more: 8-element vectors, as many steps as the row's span can take
+ * (ceil((H + 7) / 8) chunks).  Where the row constants are cached in shared
+ * memory or held in registers at the rows' shift, the grid is a multiple
+ * of 8 blocks, so that a block's rows share it; softmax (no row constants)
+ * keeps its one-wave grid.  1023 (129 chunks in 2 x 128 steps) and 2049
+ * (257 in 3 x 128) compute element by element, as do rows whose constants
+ * would be read from device memory (LN 32767: neither cached nor held),
+ * fp32 rows and the multi-wave backward kernels. */
+START_TEST(odd_forward_rows_compute_on_span_chunks)
+{
+    static const char *const devices[] = {"H100", "H200", "B200"};
+    static const struct {
+        forward_shape shape;
+        int threads, steps;
+        bool constants_at_shift;
+    } chunked[] = {
+        {{NORM_LAYER_FORWARD, FV_BF16, 1987}, 128, 2, true},   /* 250 chunks */
+        {{NORM_RMS_FORWARD, FV_F16, 4095}, 128, 5, true},      /* 513 */
+        {{NORM_RMS_FORWARD, FV_F16, 20481}, 512, 6, true},     /* 2561, weight in registers */
+        {{NORM_SOFTMAX, FV_BF16, 8191}, 128, 9, false},        /* 1025 */
+        {{NORM_SOFTMAX, FV_BF16, 20481}, 256, 11, false},
+    };
+    choice chosen;
+    for (size_t d = 0; d < sizeof devices / sizeof devices[0]; d++) {
+        fv_device device;
+        FV_ASSERT_OK(fv_sched_device_from_table(devices[d], &device));
+        for (size_t i = 0; i < sizeof chunked / sizeof chunked[0]; i++) {
+            const forward_shape *shape = &chunked[i].shape;
+            choose_forward(shape->kind, shape->dtype, 16384, shape->hidden, devices[d], &chosen);
+            const char *text = chosen.params.description;
+            ck_assert_msg(on_span_chunks(&chosen) && copies_spans(&chosen), "%s: %s", devices[d], text);
+            ck_assert_int_eq(chosen.params.vector, 8);
+            ck_assert_int_eq(chosen.params.block_x, chunked[i].threads);
+            ck_assert_int_eq(chosen.params.serial, chunked[i].steps);
+            ck_assert_int_ge((int64_t)chosen.params.serial * chosen.params.block_x * 8,
+                             (shape->hidden + 14) / 8 * 8);
+            int grid = chosen.launch.grid[0];
+            if (chunked[i].constants_at_shift)
+                ck_assert_msg(grid % 8 == 0, "%s: grid %d: %s", devices[d], grid, text);
+            else
+                ck_assert_int_eq(grid % device.sm_count, 0);
+            assert_fits(&chosen, devices[d], 16384);
+        }
+    }
+    static const forward_shape by_element[] = {
+        {NORM_LAYER_FORWARD, FV_BF16, 1023},
+        {NORM_SOFTMAX, FV_F16, 1023},
+        {NORM_RMS_FORWARD, FV_BF16, 2049},
+        {NORM_LAYER_FORWARD, FV_BF16, 32767},
+        {NORM_LAYER_FORWARD, FV_F32, 1987},
+    };
+    for (size_t i = 0; i < sizeof by_element / sizeof by_element[0]; i++) {
+        choose_forward(by_element[i].kind, by_element[i].dtype, 16384, by_element[i].hidden,
+                       "H200", &chosen);
+        ck_assert_msg(!on_span_chunks(&chosen), "%s", chosen.params.description);
+        ck_assert_int_eq(chosen.params.vector, 1);
+    }
+    choose_norm(NORM_LAYER_BACKWARD, FV_BF16, 16384, 1987, FV_APPROACH_AUTO, "H200", &chosen);
+    ck_assert_str_eq(chosen.family, "inner_outer_persistent");
+    ck_assert_msg(copies_spans(&chosen) && !on_span_chunks(&chosen), "%s", chosen.params.description);
+    ck_assert_int_eq(chosen.params.vector, 1);
+}
+END_TEST
 
 /* Forward kernels whose weight and bias find no room next to two row slots
  * hold their rows as float and refill one slot, which leaves room for the
@@ -1879,6 +1954,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, sixteen_bit_rows_held_as_float_up_to_224_registers);
     tcase_add_test(tcase, softmax_keeps_exp_where_rows_are_issue_bound);
     tcase_add_test(tcase, odd_rows_copy_aligned_spans);
+    tcase_add_test(tcase, odd_forward_rows_compute_on_span_chunks);
     tcase_add_test(tcase, forward_rows_refill_one_slot_for_the_cache);
     tcase_add_test(tcase, seed_003_tma_inner_persistent);
     tcase_add_test(tcase, irregular_sizes);

@@ -311,6 +311,81 @@ __device__ __forceinline__ void fv_store_exact(T *__restrict__ p, const R (&in)[
         p[lane] = static_cast<T>(in[lane]);
 }
 
+// Rows of an odd length computed on the 16-byte chunks of their aligned span
+// (EXTRA_SPAN_LANES): lane `lane` of a chunk is the row's element `first +
+// lane`, which may lie before the row (first < 0) or past its end.  Such lanes
+// are never accumulated or stored.
+__device__ __forceinline__ bool fv_in_row(long long column, long long length)
+{
+    return column >= 0 && column < length;
+}
+
+// Loads as floats, one element at a time, the lanes of p[0..N) that lie in a
+// row of `length` elements, p[0] being its element `first`; other lanes are 0.
+template <int N, typename T>
+__device__ __forceinline__ void fv_load_lanes(const T *__restrict__ p, long long first,
+                                              long long length, float (&out)[N])
+{
+#pragma unroll
+    for (int lane = 0; lane < N; ++lane)
+        out[lane] = fv_in_row(first + lane, length) ? fv_to_float(p[lane]) : 0.0f;
+}
+
+// fv_load_lanes for double-precision and integer tensors.
+template <int N, typename T, typename R>
+__device__ __forceinline__ void fv_load_lanes_exact(const T *__restrict__ p, long long first,
+                                                    long long length, R (&out)[N])
+{
+#pragma unroll
+    for (int lane = 0; lane < N; ++lane)
+        out[lane] = fv_in_row(first + lane, length) ? static_cast<R>(p[lane]) : static_cast<R>(0);
+}
+
+// Stores the lanes of a chunk that lie in a row of `length` elements, p[0]
+// being its element `first`: a chunk wholly in the row as 16-byte vectors (p
+// is then aligned: the span starts on a 16-byte boundary), else lane by lane.
+// The vector stores are explicit instructions: with a plain vector store in
+// one branch and the lane stores in the other, the compiler merged the two
+// into 2-byte stores (RMS fwd bf16 16384 x 1987 ran at 23% of copy so).
+template <int N, typename T>
+__device__ __forceinline__ void fv_store_lanes(T *__restrict__ p, long long first,
+                                               long long length, const float (&in)[N])
+{
+    if (first >= 0 && first + N <= length) {
+        if constexpr (sizeof(T) * N % 16 == 0) {
+            fv_vector<T, N> raw;
+#pragma unroll
+            for (int lane = 0; lane < N; ++lane)
+                raw.element[lane] = fv_from_float<T>(in[lane]);
+            const uint4 *bits = reinterpret_cast<const uint4 *>(&raw);
+#pragma unroll
+            for (int piece = 0; piece < (int)(sizeof(T) * N / 16); ++piece)
+                asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};\n"
+                             ::"l"(reinterpret_cast<uint4 *>(p) + piece), "r"(bits[piece].x),
+                             "r"(bits[piece].y), "r"(bits[piece].z), "r"(bits[piece].w)
+                             : "memory");
+        } else {
+            fv_store<N>(p, in);
+        }
+        return;
+    }
+#pragma unroll
+    for (int lane = 0; lane < N; ++lane)
+        if (fv_in_row(first + lane, length))
+            p[lane] = fv_from_float<T>(in[lane]);
+}
+
+// fv_store_lanes for double-precision and integer tensors.
+template <int N, typename T, typename R>
+__device__ __forceinline__ void fv_store_lanes_exact(T *__restrict__ p, long long first,
+                                                     long long length, const R (&in)[N])
+{
+#pragma unroll
+    for (int lane = 0; lane < N; ++lane)
+        if (fv_in_row(first + lane, length))
+            p[lane] = static_cast<T>(in[lane]);
+}
+
 // max/min that propagate NaN, as the reference does.
 template <typename T>
 __device__ __forceinline__ T fv_maximum(T a, T b) { return (a != a || b != b) ? a + b : (a >= b ? a : b); }

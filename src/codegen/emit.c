@@ -479,6 +479,11 @@ static void emit_load(fv_emitter *emitter, int32_t value, fv_emit_index where)
             fv_codegen_line(emitter, "%.*s", length, line);
             line += length + (end ? 1 : 0);
         }
+    } else if (fv_codegen_spans_inner(emitter->view, value) && emitter->span_lanes) {
+        fv_codegen_line(emitter, "%s v%d[%d];", type, (int)value, emitter->vector);
+        fv_codegen_line(emitter, "%s<%d>(in%d + %s, %s, inner, v%d);",
+                        float_storage(v->dtype) ? "fv_load_lanes" : "fv_load_lanes_exact",
+                        emitter->vector, position, offset, where.inner, (int)value);
     } else if (fv_codegen_spans_inner(emitter->view, value)) {
         fv_codegen_line(emitter, "%s v%d[%d];", type, (int)value, emitter->vector);
         bool keep = emitter->keep_row_constants_in_l1 && float_storage(v->dtype) &&
@@ -581,7 +586,11 @@ void fv_codegen_store(fv_emitter *emitter, int position, int32_t value, fv_emit_
     offset_expression(emitter, value, where, offset, sizeof offset);
     bool around = emitter->store_rows_around_l1 && float_storage(v->dtype) &&
                   fv_codegen_spans_outer(emitter->view, value);
-    if (fv_codegen_spans_inner(emitter->view, value))
+    if (fv_codegen_spans_inner(emitter->view, value) && emitter->span_lanes)
+        fv_codegen_line(emitter, "%s<%d>(out%d + %s, %s, inner, v%d);",
+                        float_storage(v->dtype) ? "fv_store_lanes" : "fv_store_lanes_exact",
+                        emitter->vector, position, offset, where.inner, (int)source);
+    else if (fv_codegen_spans_inner(emitter->view, value))
         fv_codegen_line(emitter, "%s<%d>(out%d + %s, v%d);",
                         around ? "fv_store_around_l1"
                                : float_storage(v->dtype) ? "fv_store" : "fv_store_exact",

@@ -49,6 +49,14 @@ typedef struct fv_emitter {
      * (fv_store_around_l1, no allocation there); set by the persistent
      * emitter (stores_rows_around_l1), plain stores otherwise. */
     bool store_rows_around_l1;
+    /* Rows of an odd length computed on the 16-byte chunks of their aligned
+     * span (set by the persistent emitter): a lane's element may lie outside
+     * the row, so the inputs along the row that are read from device memory
+     * are loaded lane by lane (fv_load_lanes) and the row outputs stored so
+     * where a chunk is not wholly in the row (fv_store_lanes); the index's
+     * inner expression is then the chunk's first column, negative before the
+     * row. */
+    bool span_lanes;
 } fv_emitter;
 
 /* Index expressions of the element a thread is at. */

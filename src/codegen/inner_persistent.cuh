@@ -4,7 +4,9 @@
 // slices of @VECTOR@ elements of the row's inputs once, into shared memory
 // (cp.async, the next row's copies in flight while this row is computed;
 // rows of an odd length as the aligned 16-byte chunks that hold them, read
-// by every thread after a block barrier) or registers, and keeps them there: each reduction level reads them, the
+// by every thread after a block barrier, and computed on those chunks where
+// they fill the threads, the lanes outside the row masked) or registers, and
+// keeps them there: each reduction level reads them, the
 // row's threads combine their partial results, and the epilogue computes
 // and writes the outputs from the same buffers.  Every input is read from
 // device memory once and every output written once.

@@ -400,6 +400,10 @@ enum {
                               that add their outer partials together through distributed
                               shared memory before the workspace (each block a share of the
                               columns; partial_cluster_blocks); 0: none */
+    EXTRA_SPAN_LANES,     /* forward with row spans: 1 if the batch loop runs over the 16-byte
+                             chunks of the row's aligned span (vector: a chunk's elements,
+                             serial: chunks per thread) and masks the lanes outside the row
+                             (compute_on_span_chunks) */
 };
 
 typedef struct buffered_inputs {
@@ -548,6 +552,8 @@ typedef struct candidate {
     int held_values;           /* recomputed values kept in registers for the epilogue */
     bool spans;                /* rows copied in 16-byte chunks from an aligned start
                                   (copy_row_spans) */
+    int span_batch;            /* chunks of the row's span per thread when computed on them
+                                  (compute_on_span_chunks), 0: on `batch` vectors */
     int row_capacity;          /* elements of a row the block's row group covers */
     const char *limit;         /* what limits blocks per SM */
 } candidate;
@@ -1638,9 +1644,80 @@ static void split_for_row_constants(const search_problem *p, candidate *best,
  * their partials together in clusters (partial_cluster_blocks), rounds the
  * grid down to whole clusters and adds the exchange to its shared memory.
  * Returns the blocks per such cluster, 1 where there are none. */
+/* Forward kernels whose rows are copied as spans (copy_row_spans) compute
+ * on the span's 16-byte chunks rather than element by element: a thread
+ * takes whole chunks (span_batch of them), reads its row buffers from
+ * their slots and writes its row outputs as 16-byte vectors (the chunks at
+ * the row's two ends lane by lane), and leaves the lanes outside the row
+ * out of its reductions.  Where the row-constant inputs are cached in
+ * shared memory or held in registers, a grid of a multiple of the chunk's
+ * elements (set_grid) makes every row of a block start at the same element
+ * of its first chunk, so they are put there once at that shift and read as
+ * vectors too.  A row's span covers up to ceil((H + chunk - 1) / chunk)
+ * chunks, so a thread may hold more elements than its batch; the arrays of
+ * row floats, held values and weights in registers grow with them and
+ * must still fit.  Not taken where the chunks would fill under 3/4 of the
+ * thread steps (H = 1023: 129 chunks in 2 x 128 steps), nor where the row
+ * constants would be read from device memory lane by lane (2-byte loads 16
+ * bytes apart).  Measured on an H200 (bench/results/h200-2026-11-28.md,
+ * session 31), N = 16384, 16-bit, H = 1987 / 4095 / 8191 / 20481 / 32767:
+ * layer norm +9.4..+46.6%, RMS norm +5.9..+214%, softmax +23.4..+64.6%;
+ * H = 1023 -21.2..+2.0% (softmax -20/-21%), LN 32767 (constants lane by
+ * lane) -1.7 / +0.3%. */
+static void compute_on_span_chunks(const search_problem *p, candidate *c)
+{
+    if (!c->spans || p->outer_reductions > 0 || c->block_y != 1 || c->cluster != 1)
+        return;
+    if (p->buffers->cached_count > 0 && !c->cached && !c->weight_floats)
+        return;
+    int chunk = (int)(16 / p->buffers->element_bytes[0]);
+    int64_t chunks = (p->inner + 2 * chunk - 2) / chunk;
+    candidate lanes = *c;
+    lanes.span_batch = (int)((chunks + c->block_x - 1) / c->block_x);
+    if (chunks * 4 < (int64_t)lanes.span_batch * c->block_x * 3)
+        return;  /* under 3/4 of the thread steps would hold a chunk */
+    lanes.row_capacity = lanes.span_batch * c->block_x * chunk;
+    int grown = lanes.span_batch * chunk - c->batch * p->vector;
+    int arrays = __builtin_popcount(c->row_floats) + c->held_values +
+                 (c->weight_floats ? p->buffers->cached_count : 0);
+    lanes.registers += grown * arrays;
+    lanes.shared_bytes = (int)placement_bytes(p->buffers, &lanes);
+    if (lanes.shared_bytes > shared_budget(p->device) ||
+        lanes.registers > MAX_REGISTERS - REGISTER_MARGIN ||
+        lanes.registers > launch_bounds_registers(p->device, lanes.threads))
+        return;
+    occupancy(p->device, &lanes);
+    if (lanes.blocks_per_sm > 0)
+        *c = lanes;
+}
+
+/* True if a kernel computing on span chunks puts its row-constant inputs
+ * at its rows' shift (cached in shared memory or held in registers), which
+ * must then be the same for all the rows of a block. */
+static bool constants_at_row_shift(bool cached, bool weight_floats, int cached_count)
+{
+    return cached_count > 0 && (cached || weight_floats);
+}
+
+/* The grid of a kernel computing on span chunks (compute_on_span_chunks)
+ * whose row constants are put at the rows' shift: a multiple of the
+ * chunk's `chunk` elements unless every row has a block of its own, so
+ * that a block's rows all start at the same element of their first
+ * chunk. */
+static int span_chunk_grid(int64_t outer, int grid, int chunk)
+{
+    if (grid >= outer)
+        return grid;
+    return grid >= chunk ? grid / chunk * chunk : chunk;
+}
+
 static int set_grid(const search_problem *p, candidate *best)
 {
     best->grid = grid_blocks(p, best);
+    if (best->span_batch > 0 &&
+        constants_at_row_shift(best->cached, best->weight_floats, p->buffers->cached_count))
+        best->grid = span_chunk_grid(p->outer, best->grid,
+                                     (int)(16 / p->buffers->element_bytes[0]));
     int partial_cluster = partial_cluster_blocks(p, best);
     if (partial_cluster > 1) {
         best->grid = best->grid / partial_cluster * partial_cluster;
@@ -1674,6 +1751,11 @@ static void set_params(const search_problem *p, const candidate *best, int parti
     params->extra[EXTRA_HELD_VALUES] = best->held_values > 0;
     params->extra[EXTRA_ROW_SPANS] = best->spans;
     params->extra[EXTRA_PARTIAL_CLUSTER] = partial_cluster > 1 ? partial_cluster : 0;
+    if (best->span_batch > 0) {
+        params->vector = (int)(16 / p->buffers->element_bytes[0]);
+        params->serial = best->span_batch;
+        params->extra[EXTRA_SPAN_LANES] = 1;
+    }
 }
 
 /* The search of nvFuser's multi-wave heuristic (nvfuser.md 1.2) and the
@@ -1701,6 +1783,7 @@ static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_
         *best = pair;
     split_for_row_constants(p, best, considered);
     widen_cluster_for_two_slots(p, best, considered);
+    compute_on_span_chunks(p, best);
     int partial_cluster = set_grid(p, best);
     set_params(p, best, partial_cluster, params);
     return FV_OK;
@@ -1744,9 +1827,12 @@ static fv_status inner_persistent_choose(const fv_segment_view *view, const fv_c
         if (best.held_values > 0)
             held_values_text(view, held, sizeof held);
         snprintf(params->description, sizeof params->description,
-                 "inner persistent: %d x %d threads, batch %d of %d-element vectors, %s%s, ~%d "
+                 "inner persistent: %d x %d threads, batch %d of %d-element %s, %s%s, ~%d "
                  "registers, %d blocks/SM (limited by %s)%s",
-                 best.block_x, best.block_y, best.batch, params->vector, placement, held,
+                 best.block_x, best.block_y, params->serial, params->vector,
+                 best.span_batch > 0 ? "chunks of the row's aligned span (lanes outside the row masked)"
+                                     : "vectors",
+                 placement, held,
                  best.registers, best.blocks_per_sm, best.limit,
                  best.grid > best.blocks_per_sm * device->sm_count ? short_blocks : "");
     }
@@ -2403,10 +2489,32 @@ static int launch_cluster_blocks(const fv_schedule_params *params)
     return partial > 1 ? partial : cluster_blocks(params);
 }
 
+/* True if the batch loop runs over the 16-byte chunks of the row's aligned
+ * span (compute_on_span_chunks). */
+static bool span_lanes(const fv_schedule_params *params)
+{
+    return params->extra[EXTRA_SPAN_LANES] != 0;
+}
+
+/* True if a kernel on span chunks puts its row constants at the rows' shift,
+ * the same for every row of the block (constants_at_row_shift); else each
+ * row has its own. */
+static bool shift_per_block(const persistent_emit *p)
+{
+    const fv_schedule_params *params = p->params;
+    return span_lanes(params) &&
+           constants_at_row_shift(params->extra[EXTRA_CACHED] != 0,
+                                  params->extra[EXTRA_WEIGHT_FLOATS] != 0,
+                                  p->buffers.cached_count);
+}
+
 /* How the kernel indexes its shared row buffers and cache: by the column,
- * or in clusters by the offset within the block's slice of the row. */
+ * in clusters by the offset within the block's slice of the row, and on
+ * span chunks by the position in the row's aligned span. */
 static const char *buffer_index(const fv_schedule_params *params)
 {
+    if (span_lanes(params))
+        return "at";
     return clustered(params) ? "offset" : "column";
 }
 
@@ -2434,6 +2542,11 @@ static void open_batch_loop(fv_emitter *e, const fv_schedule_params *params, con
                         params->block_x, params->vector);
         fv_codegen_line(e, "const long long column = slice_start + offset;");
         fv_codegen_line(e, "if (%soffset < slice_length && column < inner) {", guard);
+    } else if (span_lanes(params)) {
+        fv_codegen_line(e, "const int at = (b * %d + threadIdx.x) * %d;  // the chunk's first element in the span",
+                        params->block_x, params->vector);
+        fv_codegen_line(e, "const long long column = at - row_shift;  // its column, negative before the row");
+        fv_codegen_line(e, "if (%scolumn < inner) {", guard);
     } else {
         fv_codegen_line(e, "const long long column = ((long long)b * %d + threadIdx.x) * %d;",
                         params->block_x, params->vector);
@@ -2781,8 +2894,13 @@ static fv_status emit_weight_floats(persistent_emit *p, int32_t value)
         e->indent += 4;
     }
     open_batch_loop(e, params, "");
-    fv_codegen_line(e, "fv_load<%d>(in%d + column, weight%d[b]);", params->vector,
-                    fv_codegen_input_position(p->view->fusion, value), (int)value);
+    if (span_lanes(params))
+        fv_codegen_line(e, "fv_load_lanes<%d>(in%d + column, column, inner, weight%d[b]);",
+                        params->vector, fv_codegen_input_position(p->view->fusion, value),
+                        (int)value);
+    else
+        fv_codegen_line(e, "fv_load<%d>(in%d + column, weight%d[b]);", params->vector,
+                        fv_codegen_input_position(p->view->fusion, value), (int)value);
     close_batch_loop(e);
     if (compute_groups_only) {
         e->indent -= 4;
@@ -2822,6 +2940,14 @@ static fv_status emit_before_rows(persistent_emit *p)
     int slots = row_slots(params);
     size_t offset = 0;
     bool any_shared = false;
+    if (shift_per_block(p)) {
+        fv_codegen_line(e, "// Rows computed on the %d-element chunks of their aligned span: every row of this",
+                        params->vector);
+        fv_codegen_line(e, "// block starts at element row_shift of its first chunk (the grid is a multiple");
+        fv_codegen_line(e, "// of %d blocks, or each row has a block).", params->vector);
+        fv_codegen_line(e, "const int row_shift = (int)(((long long)blockIdx.x * inner) & %d);",
+                        params->vector - 1);
+    }
     for (int i = 0; i < p->buffers.count; i++) {
         if (!buffer_in_shared(params, i))
             continue;
@@ -2856,7 +2982,15 @@ static fv_status emit_before_rows(persistent_emit *p)
         fv_codegen_line(e, "// %s: the same for every row, copied to shared memory once per block", label);
         fv_codegen_line(e, "%s *const cached%d = reinterpret_cast<%s *>(row_buffers + %zu);", type,
                         (int)v, type, offset);
-        if (clustered(params)) {
+        if (span_lanes(params)) {
+            fv_codegen_line(e, "for (int at = threadIdx.x; at < %d; at += %d) {  // at the rows' shift",
+                            capacity, params->block_x);
+            fv_codegen_line(e, "    const long long column = at - row_shift;");
+            fv_codegen_line(e, "    if (fv_in_row(column, inner))");
+            fv_codegen_line(e, "        cached%d[at] = in%d[column];", (int)v,
+                            fv_codegen_input_position(fusion, v));
+            fv_codegen_line(e, "}");
+        } else if (clustered(params)) {
             fv_codegen_line(e, "for (int offset = (threadIdx.y * %d + threadIdx.x) * %d;",
                             params->block_x, params->vector);
             fv_codegen_line(e, "     offset < slice_length && slice_start + offset < inner; offset += %d)",
@@ -2986,6 +3120,9 @@ static void emit_row_start(persistent_emit *p)
     e->out = &p->row_start;
     int slots = row_slots(params);
     bool any_shared = false;
+    if (span_lanes(params) && !shift_per_block(p))
+        fv_codegen_line(e, "const int row_shift = (int)((safe_row * inner) & %d);  // the row's first element in its chunk",
+                        params->vector - 1);
     for (int32_t i = 0; i < fusion->input_count; i++) {
         int32_t v = fusion->inputs[i];
         if (!is_row_input(p->view, v) || stat_in_shared(p, v))
@@ -2998,7 +3135,8 @@ static void emit_row_start(persistent_emit *p)
         if (!buffer_in_shared(params, i))
             continue;
         int32_t v = p->buffers.values[i];
-        emit_slot_pointer(p, "buffer", v, slots, slot_length(p, i), row_spans(params));
+        emit_slot_pointer(p, "buffer", v, slots, slot_length(p, i),
+                          row_spans(params) && !span_lanes(params));
         any_shared = true;
     }
     if (!any_shared)
@@ -3337,8 +3475,12 @@ static void accumulate_lanes(fv_emitter *e, const fv_schedule_params *params, co
     fv_codegen_line(e, "#pragma unroll");
     fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", params->vector);
     e->indent += 4;
+    if (span_lanes(params)) {
+        fv_codegen_line(e, "if (fv_in_row(column + lane, inner))");
+        e->indent += 4;
+    }
     fv_family_combine(e, reduction, target, input);
-    e->indent -= 4;
+    e->indent -= span_lanes(params) ? 8 : 4;
 }
 
 /* The block reduction of `count` sums in array `name`<level>: over the
@@ -3590,7 +3732,10 @@ static fv_status emit_level_squares_pass(persistent_emit *p, int level, int var_
         fv_codegen_line(e, "#pragma unroll");
         fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane) {", params->vector);
         fv_codegen_line(e, "    const float deviation = %s - mean%d;", input, r);
-        fv_codegen_line(e, "    squares%d[%d] += deviation * deviation;", level, square++);
+        if (span_lanes(params))
+            fv_codegen_line(e, "    if (fv_in_row(column + lane, inner))");
+        fv_codegen_line(e, "    %ssquares%d[%d] += deviation * deviation;",
+                        span_lanes(params) ? "    " : "", level, square++);
         fv_codegen_line(e, "}");
     }
     close_batch_loop(e);
@@ -4140,6 +4285,7 @@ static fv_status emit_sections(persistent_emit *p)
     p->e.buffered_load = (const char **)p->buffered_lines;
     p->e.keep_row_constants_in_l1 = keeps_row_constants_in_l1(p);
     p->e.store_rows_around_l1 = stores_rows_around_l1(p);
+    p->e.span_lanes = span_lanes(p->params);
     p->grouped = grouped_step(p);
     if (p->params->extra[EXTRA_HELD_VALUES] != 0 && !warp_specialized(p->kind))
         p->held_count = recomputed_values(p->view, &p->analysis, p->held);
