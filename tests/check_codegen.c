@@ -460,8 +460,8 @@ START_TEST(row_copies_take_their_form)
     } guarded_too[] = {
         {NORM_LAYER_BACKWARD, FV_BF16, 24576, "inner_outer_persistent",
          "fv_copy_async<8>(buffer0_slots + (0) * 24576 + column, in0 + fetch_row * inner + column);"},
-        {NORM_LAYER_FORWARD, FV_F32, 4095, "inner_persistent",
-         "fv_copy_async<1>(buffer0_slots + (0) * 4096 + column, in0 + fetch_row * inner + column);"},
+        {NORM_LAYER_FORWARD, FV_F32, 1987, "inner_persistent",
+         "fv_copy_async<1>(buffer0_slots + (0) * 2048 + column, in0 + fetch_row * inner + column);"},
     };
     for (size_t i = 0; i < sizeof guarded_too / sizeof guarded_too[0]; i++) {
         source = generate_one(multiwave_families, guarded_too[i].kind, guarded_too[i].dtype, 16384,
@@ -902,6 +902,19 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
         NULL,
     };
     assert_kernel_lines(source, shift_per_row, "blockIdx.x * inner");
+    /* RMS fwd fp16 16384 x 20481 holds its weight in registers, loaded
+     * once per thread lane by lane at the block's shift */
+    source = generate_one(multiwave_families, NORM_RMS_FORWARD, FV_F16, 16384, 20481,
+                          "inner_persistent");
+    static const char *const weight_at_shift[] = {
+        "const int row_shift = (int)(((long long)blockIdx.x * inner) & 7);",
+        "float weight1[6][8];",
+        "fv_load_lanes<8>(in1 + column, column, inner, weight1[b]);",
+        "const float (&v1)[8] = weight1[b];",
+        "fv_store_lanes<8>(out1 + (row) * inner + (column), column, inner, v",
+        NULL,
+    };
+    assert_kernel_lines(source, weight_at_shift, "(safe_row * inner) & 7");
 }
 END_TEST
 

@@ -1282,7 +1282,7 @@ START_TEST(forward_blocks_of_two_rows)
         {{NORM_RMS_FORWARD, FV_BF16, 1024}, 8 * 132},   /* a warp per row */
         {{NORM_SOFTMAX, FV_F32, 16384}, 132},           /* 1 block per SM */
         {{NORM_SOFTMAX, FV_BF16, 16384}, 2 * 132},      /* 2 blocks per SM, 2 reduction levels */
-        {{NORM_LAYER_FORWARD, FV_F32, 4095}, 3 * 132},  /* 1-element vectors */
+        {{NORM_LAYER_FORWARD, FV_F32, 1987}, 6 * 132},  /* 1-element vectors */
     };
     for (size_t i = 0; i < sizeof one_wave / sizeof one_wave[0]; i++) {
         const forward_shape *shape = &one_wave[i].shape;
@@ -1490,7 +1490,7 @@ START_TEST(odd_rows_copy_aligned_spans)
 
     static const forward_shape not_spanned[] = {
         {NORM_LAYER_FORWARD, FV_F32, 1987},
-        {NORM_SOFTMAX, FV_F32, 4095},
+        {NORM_RMS_FORWARD, FV_F32, 1023},
         {NORM_RMS_FORWARD, FV_BF16, 4096},
     };
     for (size_t i = 0; i < sizeof not_spanned / sizeof not_spanned[0]; i++) {
@@ -1590,10 +1590,62 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
         ck_assert_msg(!on_span_chunks(&chosen), "%s", chosen.params.description);
         ck_assert_int_eq(chosen.params.vector, 1);
     }
+    /* a block for each of 216 rows: the shift is the row's, whatever the grid */
+    choose_forward(NORM_LAYER_FORWARD, FV_BF16, 216, 1987, "H200", &chosen);
+    ck_assert_msg(on_span_chunks(&chosen), "%s", chosen.params.description);
+    ck_assert_int_eq(chosen.launch.grid[0], 216);
     choose_norm(NORM_LAYER_BACKWARD, FV_BF16, 16384, 1987, FV_APPROACH_AUTO, "H200", &chosen);
     ck_assert_str_eq(chosen.family, "inner_outer_persistent");
     ck_assert_msg(copies_spans(&chosen) && !on_span_chunks(&chosen), "%s", chosen.params.description);
     ck_assert_int_eq(chosen.params.vector, 1);
+}
+END_TEST
+
+/* Forward fp32 rows of an odd length (4-byte copies, asynchronous) are
+ * copied as spans without row constants (softmax) or at 12 KiB a row and
+ * more (spans_fp32_rows), and then compute on 4-element chunks where those
+ * fill the thread steps and the constants are cached or held; layer and
+ * RMS norm keep their 4-byte copies at 1023 and 1987. */
+START_TEST(odd_fp32_forward_rows_copy_spans_where_they_pay)
+{
+    static const struct {
+        forward_shape shape;
+        bool chunks;
+    } spanned[] = {
+        {{NORM_SOFTMAX, FV_F32, 1023}, false},        /* 257 chunks in 3 x 128 steps */
+        {{NORM_SOFTMAX, FV_F32, 1987}, true},
+        {{NORM_SOFTMAX, FV_F32, 20481}, true},
+        {{NORM_LAYER_FORWARD, FV_F32, 4095}, true},   /* 16 KiB rows */
+        {{NORM_RMS_FORWARD, FV_F32, 4095}, true},
+        {{NORM_LAYER_FORWARD, FV_F32, 20481}, false}, /* weight and bias from device memory */
+    };
+    static const char *const devices[] = {"H100", "H200"};
+    choice chosen;
+    for (size_t d = 0; d < sizeof devices / sizeof devices[0]; d++) {
+        for (size_t i = 0; i < sizeof spanned / sizeof spanned[0]; i++) {
+            const forward_shape *shape = &spanned[i].shape;
+            choose_forward(shape->kind, shape->dtype, 16384, shape->hidden, devices[d], &chosen);
+            const char *text = chosen.params.description;
+            ck_assert_msg(copies_spans(&chosen), "%s: %s", devices[d], text);
+            ck_assert_msg((strstr(text, "4-element chunks of the row's aligned span") != NULL) ==
+                              spanned[i].chunks,
+                          "%s: %s", devices[d], text);
+            ck_assert_int_eq(chosen.params.vector, spanned[i].chunks ? 4 : 1);
+            if (spanned[i].chunks)
+                ck_assert_int_ge((int64_t)chosen.params.serial * chosen.params.block_x * 4,
+                                 (shape->hidden + 6) / 4 * 4);
+            assert_fits(&chosen, devices[d], 16384);
+        }
+    }
+    static const forward_shape kept[] = {
+        {NORM_LAYER_FORWARD, FV_F32, 1023},
+        {NORM_LAYER_FORWARD, FV_F32, 1987},
+        {NORM_RMS_FORWARD, FV_F32, 1987},
+    };
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+        choose_forward(kept[i].kind, kept[i].dtype, 16384, kept[i].hidden, "H200", &chosen);
+        ck_assert_msg(!copies_spans(&chosen), "%s", chosen.params.description);
+    }
 }
 END_TEST
 
@@ -1955,6 +2007,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, softmax_keeps_exp_where_rows_are_issue_bound);
     tcase_add_test(tcase, odd_rows_copy_aligned_spans);
     tcase_add_test(tcase, odd_forward_rows_compute_on_span_chunks);
+    tcase_add_test(tcase, odd_fp32_forward_rows_copy_spans_where_they_pay);
     tcase_add_test(tcase, forward_rows_refill_one_slot_for_the_cache);
     tcase_add_test(tcase, seed_003_tma_inner_persistent);
     tcase_add_test(tcase, irregular_sizes);

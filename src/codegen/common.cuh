@@ -342,8 +342,9 @@ __device__ __forceinline__ void fv_load_lanes_exact(const T *__restrict__ p, lon
 }
 
 // Stores the lanes of a chunk that lie in a row of `length` elements, p[0]
-// being its element `first`: a chunk wholly in the row as 16-byte vectors (p
-// is then aligned: the span starts on a 16-byte boundary), else lane by lane.
+// being its element `first`: a chunk wholly in the row as 16-byte vectors
+// (one for 16 bytes of output, two for the 32 of 8 floats; p is then aligned,
+// the span starting on a chunk boundary), else lane by lane.
 // The vector stores are explicit instructions: with a plain vector store in
 // one branch and the lane stores in the other, the compiler merged the two
 // into 2-byte stores (RMS fwd bf16 16384 x 1987 ran at 23% of copy so).

@@ -84,6 +84,9 @@ enum {
     HELD_VALUE_MIN_WARPS = 12, /* hold_recomputed_values: fewest warps per SM it leaves */
     HELD_SCALAR_ELEMENTS = 16, /* ... and most elements per thread on 1-element vectors (32, at
                                   H = 4095, ran 3% slower in fp32 and 23% in 16 bits on an H200) */
+    FP32_SPAN_MIN_ROW_BYTES = 12288, /* copy_row_spans: fewest bytes of an fp32 forward row with
+                                        row constants copied as spans (7.9 KiB rows lost, 16 KiB
+                                        ones gained on an H200) */
     PARTIAL_CLUSTER = 2,      /* partial_cluster_blocks: blocks per cluster that add their
                                  outer partials together */
     PARTIAL_CLUSTER_MIN_BYTES = 8192, /* ... and the fewest bytes of partials per block it takes
@@ -1132,6 +1135,20 @@ static void hold_recomputed_values(const buffered_inputs *buffers, const fv_devi
         *c = held;
 }
 
+/* True if a forward kernel's fp32 rows of an odd length (asynchronous
+ * 4-byte copies) are copied as spans: softmax-like kernels without row
+ * constants, and rows of FP32_SPAN_MIN_ROW_BYTES or more.  Measured on an
+ * H200 with compute_on_span_chunks (bench/results/h200-2026-11-28.md,
+ * session 31), N = 16384: softmax H = 1023-20481 +9.6..+62.6%; layer and
+ * RMS norm at 1987 -14.9 / -7.0% (a block barrier per row, for 16 elements
+ * per thread), 1023 +3.3 / -1.8%, 4095-8191 +3.5..+18.5%, 20481 +213 /
+ * +129% (the 4-byte copies of 41 elements per thread ran at 21-27% of
+ * copy). */
+static bool spans_fp32_rows(const buffered_inputs *buffers, int64_t inner)
+{
+    return buffers->cached_count == 0 || inner * 4 >= FP32_SPAN_MIN_ROW_BYTES;
+}
+
 /* Kernels whose rows would take copies of 2 bytes (16-bit rows of an odd
  * length: rows start at any element), which pass through registers
  * synchronously, copy each row as the 16-byte chunks that hold it instead,
@@ -1145,16 +1162,19 @@ static void hold_recomputed_values(const buffered_inputs *buffers, const fv_devi
  * (bench/results/h200-2026-11-23.md, "Rows of an odd length"), forward at
  * N = 16384, H = 1023 / 1987 / 4095: 16-bit +28..+158%; fp32, whose 4-byte
  * copies were asynchronous already, -21..+19% (layer and RMS norm lost to
- * the barrier), so it keeps them. */
+ * the barrier), so fp32 keeps them, except forward rows that spans_fp32_rows
+ * takes (which then compute on the chunks: compute_on_span_chunks). */
 static void copy_row_spans(const buffered_inputs *buffers, const fv_device *device, int vector,
-                           int outer_reductions, candidate *c)
+                           int64_t inner, int outer_reductions, candidate *c)
 {
     if (buffers->count == 0 || c->cluster != 1 || c->block_y != 1 || c->slots < 2 ||
         c->in_shared != all_buffers(buffers) || c->partials_in_shared != 0)
         return;
+    bool fp32 = outer_reductions == 0 && vector == 1 && spans_fp32_rows(buffers, inner);
     for (int i = 0; i < buffers->count; i++)
         if (buffers->element_bytes[i] != buffers->element_bytes[0] ||
-            (size_t)vector * buffers->element_bytes[i] >= 4)
+            ((size_t)vector * buffers->element_bytes[i] >= 4 &&
+             !(fp32 && buffers->element_bytes[i] == 4)))
             return;
     candidate spanned = *c;
     spanned.spans = true;
@@ -1187,14 +1207,14 @@ static void finish_candidate(const search_problem *p, candidate *c)
         cap_multiwave_blocks(p, c);
     } else {
         hold_forward_row_floats(buffers, device, vector, p->var_mean, c);
-        copy_row_spans(buffers, device, vector, p->outer_reductions, c);
+        copy_row_spans(buffers, device, vector, p->inner, p->outer_reductions, c);
         hold_recomputed_values(buffers, device, vector, p->recomputed, c);
         refill_for_cache(buffers, device, vector, c);
     }
     hold_floats(buffers, device, vector, c);
     if (p->outer_reductions > 0) {
         deepen_prefetch(buffers, device, c);
-        copy_row_spans(buffers, device, vector, p->outer_reductions, c);
+        copy_row_spans(buffers, device, vector, p->inner, p->outer_reductions, c);
     }
 }
 
@@ -1640,10 +1660,6 @@ static void split_for_row_constants(const search_problem *p, candidate *best,
         *best = split;
 }
 
-/* Sets the chosen candidate's grid (grid_blocks) and, where its blocks add
- * their partials together in clusters (partial_cluster_blocks), rounds the
- * grid down to whole clusters and adds the exchange to its shared memory.
- * Returns the blocks per such cluster, 1 where there are none. */
 /* Forward kernels whose rows are copied as spans (copy_row_spans) compute
  * on the span's 16-byte chunks rather than element by element: a thread
  * takes whole chunks (span_batch of them), reads its row buffers from
@@ -1658,12 +1674,13 @@ static void split_for_row_constants(const search_problem *p, candidate *best,
  * row floats, held values and weights in registers grow with them and
  * must still fit.  Not taken where the chunks would fill under 3/4 of the
  * thread steps (H = 1023: 129 chunks in 2 x 128 steps), nor where the row
- * constants would be read from device memory lane by lane (2-byte loads 16
- * bytes apart).  Measured on an H200 (bench/results/h200-2026-11-28.md,
- * session 31), N = 16384, 16-bit, H = 1987 / 4095 / 8191 / 20481 / 32767:
- * layer norm +9.4..+46.6%, RMS norm +5.9..+214%, softmax +23.4..+64.6%;
- * H = 1023 -21.2..+2.0% (softmax -20/-21%), LN 32767 (constants lane by
- * lane) -1.7 / +0.3%. */
+ * constants would be read from device memory lane by lane (loads 16 bytes
+ * apart).  Measured on an H200 (bench/results/h200-2026-11-28.md, session
+ * 31), N = 16384, 16-bit: layer norm +9.4..+46.6% at H = 1987-20481, RMS
+ * norm +5.9..+214% and softmax +23.4..+64.6% at H = 1987-32767; H = 1023
+ * -21.2..+2.0% (softmax -20 / -21%), LN 32767 (constants lane by lane)
+ * -1.7 / +0.3%.  fp32 rows (4-element chunks) where spans_fp32_rows copies
+ * them as spans. */
 static void compute_on_span_chunks(const search_problem *p, candidate *c)
 {
     if (!c->spans || p->outer_reductions > 0 || c->block_y != 1 || c->cluster != 1)
@@ -1683,7 +1700,7 @@ static void compute_on_span_chunks(const search_problem *p, candidate *c)
     lanes.registers += grown * arrays;
     lanes.shared_bytes = (int)placement_bytes(p->buffers, &lanes);
     if (lanes.shared_bytes > shared_budget(p->device) ||
-        lanes.registers > MAX_REGISTERS - REGISTER_MARGIN ||
+        lanes.registers > MAX_REGISTERS - FLOATS_REGISTER_MARGIN ||
         lanes.registers > launch_bounds_registers(p->device, lanes.threads))
         return;
     occupancy(p->device, &lanes);
@@ -1711,6 +1728,12 @@ static int span_chunk_grid(int64_t outer, int grid, int chunk)
     return grid >= chunk ? grid / chunk * chunk : chunk;
 }
 
+/* Sets the chosen candidate's grid (grid_blocks; on span chunks with the
+ * row constants at the rows' shift, span_chunk_grid's multiple of the
+ * chunk) and, where its blocks add their partials together in clusters
+ * (partial_cluster_blocks), rounds the grid down to whole clusters and adds
+ * the exchange to its shared memory.  Returns the blocks per such cluster,
+ * 1 where there are none. */
 static int set_grid(const search_problem *p, candidate *best)
 {
     best->grid = grid_blocks(p, best);
@@ -1762,8 +1785,9 @@ static void set_params(const search_problem *p, const candidate *best, int parti
  * steps after it: the block size (search_block_sizes), what the chosen block
  * does with its registers and shared memory (finish_candidate), the block
  * shapes that may replace it (wider forward blocks, row pairs, clusters for
- * the row constants or for two row slots), the grid and the clusters that
- * add partials together (set_grid).  Into *params and *best, with what was
+ * the row constants or for two row slots), forward rows of an odd length
+ * computed on their span's chunks (compute_on_span_chunks), the grid and
+ * the clusters that add partials together (set_grid).  Into *params and *best, with what was
  * considered appended to `considered`; FV_ERR_UNSUPPORTED if a row fits
  * nowhere. */
 static fv_status search(const fv_segment_view *view, const fv_case *c, const fv_device *device,
