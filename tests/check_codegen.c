@@ -918,6 +918,35 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
 }
 END_TEST
 
+/* Forward fp32 rows of 32767 in one slot take 64 1-element copies per
+ * thread: their copy loop is unrolled 4 at a time (wholly, ptxas spilled
+ * the copies' addresses: fetch_unrolled_wholly); 16 copies (1987) stay
+ * wholly unrolled. */
+START_TEST(long_fp32_rows_fetch_four_copies_at_a_time)
+{
+    static const char *const by_four[] = {
+        "#pragma unroll 4  // not wholly: ptxas would keep every copy's address",
+        "for (int b = 0; b < 64; ++b) {",
+        "fv_copy_async<1>(buffer0_slots + (0) * 32768 + column, in0 + fetch_row * inner + column);",
+        NULL,
+    };
+    assert_kernel_lines(generate_one(multiwave_families, NORM_SOFTMAX, FV_F32, 2049, 32767,
+                                     "inner_persistent"),
+                        by_four, "fv_copy_chunk");
+    assert_kernel_lines(generate_one(multiwave_families, NORM_RMS_FORWARD, FV_F32, 2049, 32767,
+                                     "inner_persistent"),
+                        by_four, "fv_copy_chunk");
+    static const char *const wholly[] = {
+        "for (int b = 0; b < 16; ++b) {",
+        "fv_copy_async<1>(buffer0_slots + (slot ^ 1) * 2048 + column, in0 + fetch_row * inner + column);",
+        NULL,
+    };
+    assert_kernel_lines(generate_one(multiwave_families, NORM_LAYER_FORWARD, FV_F32, 2049, 1987,
+                                     "inner_persistent"),
+                        wholly, "#pragma unroll 4");
+}
+END_TEST
+
 START_TEST(skeleton_filling)
 {
     const char *skeleton = "a @X@ b\n    @BODY@\nend\n";
@@ -954,6 +983,7 @@ static Suite *codegen_suite(void)
     tcase_add_test(tcase, softmax_keeps_its_exp_for_the_epilogue);
     tcase_add_test(tcase, odd_rows_are_copied_as_aligned_chunks);
     tcase_add_test(tcase, odd_forward_rows_compute_on_span_chunks);
+    tcase_add_test(tcase, long_fp32_rows_fetch_four_copies_at_a_time);
     tcase_add_test(tcase, skeleton_filling);
     suite_add_tcase(suite, tcase);
     return suite;

@@ -84,6 +84,8 @@ enum {
     HELD_VALUE_MIN_WARPS = 12, /* hold_recomputed_values: fewest warps per SM it leaves */
     HELD_SCALAR_ELEMENTS = 16, /* ... and most elements per thread on 1-element vectors (32, at
                                   H = 4095, ran 3% slower in fp32 and 23% in 16 bits on an H200) */
+    GUARDED_FETCH_UNROLLED_COPIES = 16, /* fetch_unrolled_wholly: most 1-element copies per
+                                           thread in a wholly unrolled loop of a forward kernel */
     FP32_SPAN_MIN_ROW_BYTES = 12288, /* copy_row_spans: fewest bytes of an fp32 forward row with
                                         row constants copied as spans (7.9 KiB rows lost, 16 KiB
                                         ones gained on an H200) */
@@ -2555,10 +2557,11 @@ static const char *row_groups(const fv_schedule_params *params)
 }
 
 /* The loop over a thread's batch of slices of the row (in clusters, of the
- * block's slice of the row). */
-static void open_batch_loop(fv_emitter *e, const fv_schedule_params *params, const char *guard)
+ * block's slice of the row), after `pragma` (its unrolling). */
+static void open_batch_loop_after(fv_emitter *e, const fv_schedule_params *params,
+                                  const char *guard, const char *pragma)
 {
-    fv_codegen_line(e, "#pragma unroll");
+    fv_codegen_line(e, "%s", pragma);
     fv_codegen_line(e, "for (int b = 0; b < %d; ++b) {", params->serial);
     e->indent += 4;
     if (clustered(params)) {
@@ -2577,6 +2580,13 @@ static void open_batch_loop(fv_emitter *e, const fv_schedule_params *params, con
         fv_codegen_line(e, "if (%scolumn < inner) {", guard);
     }
     e->indent += 4;
+}
+
+/* open_batch_loop_after, wholly unrolled (the batch's arrays live in
+ * registers). */
+static void open_batch_loop(fv_emitter *e, const fv_schedule_params *params, const char *guard)
+{
+    open_batch_loop_after(e, params, guard, "#pragma unroll");
 }
 
 static void close_batch_loop(fv_emitter *e)
@@ -2722,6 +2732,23 @@ static bool guarded_fetch(const persistent_emit *p)
            (row_slots(params) == 1 && !refilled_slot(p));
 }
 
+/* True if emit_guarded_fetch's loop is wholly unrolled: except in forward
+ * kernels with more than GUARDED_FETCH_UNROLLED_COPIES 1-element copies per
+ * thread, where ptxas kept every copy's 64-bit address live across the
+ * row's passes and spilled, so that the plan fell back to the general
+ * path's 2-3 kernels (LN and softmax fwd fp32 x 32767 on sm_90a, RMS fwd
+ * too on sm_100a).  Unrolled 4 at a time, on an H200 (bench/results/
+ * h200-2026-11-28.md, session 31): LN fwd fp32 16384 x 32767 +163% (21.6
+ * -> 56.9% of copy), softmax fwd fp32 x 32767 +85.5%, 4096 x 32001 / 50257
+ * +82.9 / +92.5%; RMS fwd fp32 16384 x 32767, which the H200 ran wholly
+ * unrolled without spilling, 10.9% slower. */
+static bool fetch_unrolled_wholly(const persistent_emit *p)
+{
+    const fv_schedule_params *params = p->params;
+    return p->kind != KIND_INNER || params->vector != 1 ||
+           params->serial <= GUARDED_FETCH_UNROLLED_COPIES;
+}
+
 /* The copies of row `row` into `slot` with 64-bit addresses, each guarded
  * by a branch (guarded_fetch); in clusters, the block's slice of each
  * shared buffer's row. */
@@ -2730,7 +2757,11 @@ static void emit_guarded_fetch(persistent_emit *p, const char *slot)
     const fv_schedule_params *params = p->params;
     fv_emitter *e = &p->e;
     int slot_elements = row_capacity(params) * params->block_y;
-    open_batch_loop(e, params, "fetch_row < outer && ");
+    if (fetch_unrolled_wholly(p))
+        open_batch_loop(e, params, "fetch_row < outer && ");
+    else
+        open_batch_loop_after(e, params, "fetch_row < outer && ",
+                              "#pragma unroll 4  // not wholly: ptxas would keep every copy's address");
     for (int i = 0; i < p->buffers.count; i++) {
         if (!buffer_in_shared(params, i))
             continue;
