@@ -84,7 +84,7 @@ enum {
     HELD_VALUE_MIN_WARPS = 12, /* hold_recomputed_values: fewest warps per SM it leaves */
     HELD_SCALAR_ELEMENTS = 16, /* ... and most elements per thread on 1-element vectors (32, at
                                   H = 4095, ran 3% slower in fp32 and 23% in 16 bits on an H200) */
-    GUARDED_FETCH_UNROLLED_COPIES = 16, /* fetch_unrolled_wholly: most 1-element copies per
+    GUARDED_FETCH_UNROLLED_COPIES = 16, /* fetch_unrolled_wholly: most 1-element fp32 copies per
                                            thread in a wholly unrolled loop of a forward kernel */
     FP32_SPAN_MIN_ROW_BYTES = 12288, /* copy_row_spans: fewest bytes of an fp32 forward row with
                                         row constants copied as spans (7.9 KiB rows lost, 16 KiB
@@ -1141,7 +1141,8 @@ static void hold_recomputed_values(const buffered_inputs *buffers, const fv_devi
  * 4-byte copies) are copied as spans: softmax-like kernels without row
  * constants, and rows of FP32_SPAN_MIN_ROW_BYTES or more.  Measured on an
  * H200 with compute_on_span_chunks (bench/results/h200-2026-11-28.md,
- * session 31), N = 16384: softmax H = 1023-20481 +9.6..+62.6%; layer and
+ * session 31), N = 16384: softmax H = 1023-20481 +9.6..+62.6% (1023 element
+ * by element: its chunks fill 2/3 of the thread steps); layer and
  * RMS norm at 1987 -14.9 / -7.0% (a block barrier per row, for 16 elements
  * per thread), 1023 +3.3 / -1.8%, 4095-8191 +3.5..+18.5%, 20481 +213 /
  * +129% (the 4-byte copies of 41 elements per thread ran at 21-27% of
@@ -2733,20 +2734,27 @@ static bool guarded_fetch(const persistent_emit *p)
 }
 
 /* True if emit_guarded_fetch's loop is wholly unrolled: except in forward
- * kernels with more than GUARDED_FETCH_UNROLLED_COPIES 1-element copies per
- * thread, where ptxas kept every copy's 64-bit address live across the
- * row's passes and spilled, so that the plan fell back to the general
+ * kernels with more than GUARDED_FETCH_UNROLLED_COPIES 1-element fp32
+ * copies (4 bytes, asynchronous) per thread, where ptxas kept every copy's
+ * 64-bit address live across the row's passes and spilled, so that the plan fell back to the general
  * path's 2-3 kernels (LN and softmax fwd fp32 x 32767 on sm_90a, RMS fwd
  * too on sm_100a).  Unrolled 4 at a time, on an H200 (bench/results/
  * h200-2026-11-28.md, session 31): LN fwd fp32 16384 x 32767 +163% (21.6
  * -> 56.9% of copy), softmax fwd fp32 x 32767 +85.5%, 4096 x 32001 / 50257
  * +82.9 / +92.5%; RMS fwd fp32 16384 x 32767, which the H200 ran wholly
- * unrolled without spilling, 10.9% slower. */
+ * unrolled without spilling, 10.9% slower.  Copies of other sizes keep the
+ * whole unrolling (untimed: 16-bit 1-element copies pass through registers,
+ * and fewer in flight may cost more). */
 static bool fetch_unrolled_wholly(const persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
-    return p->kind != KIND_INNER || params->vector != 1 ||
-           params->serial <= GUARDED_FETCH_UNROLLED_COPIES;
+    if (p->kind != KIND_INNER || params->vector != 1 ||
+        params->serial <= GUARDED_FETCH_UNROLLED_COPIES)
+        return true;
+    for (int i = 0; i < p->buffers.count; i++)
+        if (p->buffers.element_bytes[i] != 4)
+            return true;
+    return false;
 }
 
 /* The copies of row `row` into `slot` with 64-bit addresses, each guarded
