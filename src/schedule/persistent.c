@@ -2982,7 +2982,10 @@ static fv_status emit_weight_floats(persistent_emit *p, int32_t value)
  * 1024-8192 ran 0.3-3.1% faster (bench/results/h200-2026-11-27.md). */
 static void emit_cached_wait(persistent_emit *p, int newer_groups)
 {
-    if (newer_groups > 0)
+    if (newer_groups > 0 && shift_per_block(p))  /* the constants were stored directly */
+        fv_codegen_line(&p->e, "fv_async_wait<%d>();  // the first rows' copies may not have landed",
+                        newer_groups);
+    else if (newer_groups > 0)
         fv_codegen_line(&p->e, "fv_async_wait<%d>();  // the row constants have landed; the first rows' copies may not have",
                         newer_groups);
     else
@@ -3073,7 +3076,9 @@ static fv_status emit_before_rows(persistent_emit *p)
                                  buffer_index(params), (int)v));
         any_cached = true;
     }
-    if (any_cached)
+    if (any_cached && shift_per_block(p))
+        fv_codegen_line(e, "fv_async_commit();  // empty: the constants above were stored directly (the barrier below publishes them)");
+    else if (any_cached)
         fv_codegen_line(e, "fv_async_commit();  // waited for after the first rows' copies are issued");
     for (int i = 0; stats_in_shared(p) && i < p->buffers.stat_count; i++) {
         int32_t v = p->buffers.stat_values[i];
