@@ -59,15 +59,22 @@ __device__ __forceinline__ void fv_load(const T *__restrict__ p, float (&out)[N]
     fv_vector_to_floats(raw, out);
 }
 
-// Stores N floats as consecutive elements of type T starting at p (aligned).
+// N floats rounded to a vector of type T, as the stores write it.
 template <int N, typename T>
-__device__ __forceinline__ void fv_store(T *__restrict__ p, const float (&in)[N])
+__device__ __forceinline__ fv_vector<T, N> fv_to_vector(const float (&in)[N])
 {
     fv_vector<T, N> raw;
 #pragma unroll
     for (int lane = 0; lane < N; ++lane)
         raw.element[lane] = fv_from_float<T>(in[lane]);
-    *reinterpret_cast<fv_vector<T, N> *>(p) = raw;
+    return raw;
+}
+
+// Stores N floats as consecutive elements of type T starting at p (aligned).
+template <int N, typename T>
+__device__ __forceinline__ void fv_store(T *__restrict__ p, const float (&in)[N])
+{
+    *reinterpret_cast<fv_vector<T, N> *>(p) = fv_to_vector<N, T>(in);
 }
 
 // fv_load for data that every row reads again (a weight read from device
@@ -95,10 +102,7 @@ template <int N, typename T>
 __device__ __forceinline__ void fv_store_around_l1(T *__restrict__ p, const float (&in)[N])
 {
     if constexpr (sizeof(T) * N == 16) {
-        fv_vector<T, N> raw;
-#pragma unroll
-        for (int lane = 0; lane < N; ++lane)
-            raw.element[lane] = fv_from_float<T>(in[lane]);
+        const fv_vector<T, N> raw = fv_to_vector<N, T>(in);
         const uint4 bits = *reinterpret_cast<const uint4 *>(&raw);
         asm volatile("st.global.L1::no_allocate.v4.u32 [%0], {%1, %2, %3, %4};\n"
                      ::"l"(p), "r"(bits.x), "r"(bits.y), "r"(bits.z), "r"(bits.w)
@@ -354,10 +358,7 @@ __device__ __forceinline__ void fv_store_lanes(T *__restrict__ p, long long firs
 {
     if (first >= 0 && first + N <= length) {
         if constexpr (sizeof(T) * N % 16 == 0) {
-            fv_vector<T, N> raw;
-#pragma unroll
-            for (int lane = 0; lane < N; ++lane)
-                raw.element[lane] = fv_from_float<T>(in[lane]);
+            const fv_vector<T, N> raw = fv_to_vector<N, T>(in);
             const uint4 *bits = reinterpret_cast<const uint4 *>(&raw);
 #pragma unroll
             for (int piece = 0; piece < (int)(sizeof(T) * N / 16); ++piece)

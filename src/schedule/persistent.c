@@ -1173,12 +1173,14 @@ static void copy_row_spans(const buffered_inputs *buffers, const fv_device *devi
     if (buffers->count == 0 || c->cluster != 1 || c->block_y != 1 || c->slots < 2 ||
         c->in_shared != all_buffers(buffers) || c->partials_in_shared != 0)
         return;
-    bool fp32 = outer_reductions == 0 && vector == 1 && spans_fp32_rows(buffers, inner);
     for (int i = 0; i < buffers->count; i++)
-        if (buffers->element_bytes[i] != buffers->element_bytes[0] ||
-            ((size_t)vector * buffers->element_bytes[i] >= 4 &&
-             !(fp32 && buffers->element_bytes[i] == 4)))
+        if (buffers->element_bytes[i] != buffers->element_bytes[0])
             return;
+    size_t copy_bytes = (size_t)vector * buffers->element_bytes[0];
+    bool fp32_forward = copy_bytes == 4 && vector == 1 && outer_reductions == 0 &&
+                        spans_fp32_rows(buffers, inner);
+    if (copy_bytes >= 4 && !fp32_forward)
+        return;
     candidate spanned = *c;
     spanned.spans = true;
     spanned.shared_bytes = (int)placement_bytes(buffers, &spanned);
@@ -1663,6 +1665,21 @@ static void split_for_row_constants(const search_problem *p, candidate *best,
         *best = split;
 }
 
+/* Elements of a 16-byte chunk of the row buffers (all of one size where
+ * rows are copied as spans). */
+static int span_chunk_elements(const buffered_inputs *buffers)
+{
+    return (int)(16 / buffers->element_bytes[0]);
+}
+
+/* True if a kernel computing on span chunks puts its row-constant inputs
+ * at its rows' shift (cached in shared memory or held in registers), which
+ * must then be the same for all the rows of a block. */
+static bool constants_at_row_shift(bool cached, bool weight_floats, int cached_count)
+{
+    return cached_count > 0 && (cached || weight_floats);
+}
+
 /* Forward kernels whose rows are copied as spans (copy_row_spans) compute
  * on the span's 16-byte chunks rather than element by element: a thread
  * takes whole chunks (span_batch of them), reads its row buffers from
@@ -1688,15 +1705,17 @@ static void compute_on_span_chunks(const search_problem *p, candidate *c)
 {
     if (!c->spans || p->outer_reductions > 0 || c->block_y != 1 || c->cluster != 1)
         return;
-    if (p->buffers->cached_count > 0 && !c->cached && !c->weight_floats)
-        return;
-    int chunk = (int)(16 / p->buffers->element_bytes[0]);
+    if (p->buffers->cached_count > 0 &&
+        !constants_at_row_shift(c->cached, c->weight_floats, p->buffers->cached_count))
+        return;  /* they would be read from device memory lane by lane */
+    int chunk = span_chunk_elements(p->buffers);
     int64_t chunks = (p->inner + 2 * chunk - 2) / chunk;
     candidate lanes = *c;
     lanes.span_batch = (int)((chunks + c->block_x - 1) / c->block_x);
-    if (chunks * 4 < (int64_t)lanes.span_batch * c->block_x * 3)
+    int steps = lanes.span_batch * c->block_x;  /* a chunk each */
+    if (chunks * 4 < (int64_t)steps * 3)
         return;  /* under 3/4 of the thread steps would hold a chunk */
-    lanes.row_capacity = lanes.span_batch * c->block_x * chunk;
+    lanes.row_capacity = steps * chunk;
     int grown = lanes.span_batch * chunk - c->batch * p->vector;
     int arrays = __builtin_popcount(c->row_floats) + c->held_values +
                  (c->weight_floats ? p->buffers->cached_count : 0);
@@ -1709,14 +1728,6 @@ static void compute_on_span_chunks(const search_problem *p, candidate *c)
     occupancy(p->device, &lanes);
     if (lanes.blocks_per_sm > 0)
         *c = lanes;
-}
-
-/* True if a kernel computing on span chunks puts its row-constant inputs
- * at its rows' shift (cached in shared memory or held in registers), which
- * must then be the same for all the rows of a block. */
-static bool constants_at_row_shift(bool cached, bool weight_floats, int cached_count)
-{
-    return cached_count > 0 && (cached || weight_floats);
 }
 
 /* The grid of a kernel computing on span chunks (compute_on_span_chunks)
@@ -1742,8 +1753,7 @@ static int set_grid(const search_problem *p, candidate *best)
     best->grid = grid_blocks(p, best);
     if (best->span_batch > 0 &&
         constants_at_row_shift(best->cached, best->weight_floats, p->buffers->cached_count))
-        best->grid = span_chunk_grid(p->outer, best->grid,
-                                     (int)(16 / p->buffers->element_bytes[0]));
+        best->grid = span_chunk_grid(p->outer, best->grid, span_chunk_elements(p->buffers));
     int partial_cluster = partial_cluster_blocks(p, best);
     if (partial_cluster > 1) {
         best->grid = best->grid / partial_cluster * partial_cluster;
@@ -1778,7 +1788,7 @@ static void set_params(const search_problem *p, const candidate *best, int parti
     params->extra[EXTRA_ROW_SPANS] = best->spans;
     params->extra[EXTRA_PARTIAL_CLUSTER] = partial_cluster > 1 ? partial_cluster : 0;
     if (best->span_batch > 0) {
-        params->vector = (int)(16 / p->buffers->element_bytes[0]);
+        params->vector = span_chunk_elements(p->buffers);
         params->serial = best->span_batch;
         params->extra[EXTRA_SPAN_LANES] = 1;
     }
