@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sha256.h"
 #include "frontend/frontend.h"
 #include "norm_fusions.h"
 #include "segment/segment.h"
@@ -1976,6 +1977,87 @@ START_TEST(ws_selection_rules)
 }
 END_TEST
 
+/* Relieves the first kernel of `planned` as the pipeline does after it
+ * spilled 100 bytes; asserts that its row copy loop, opened by `loop`, is
+ * now unrolled 4 at a time, that the description and hash follow, and that
+ * a second relief has nothing left to offer. */
+static void assert_relieved(planned_kernel *planned, const char *family, const char *loop)
+{
+    static const char pragma[] =
+        "#pragma unroll 4  // not wholly: wholly unrolled, this kernel spilled";
+    fv_kernel_plan *kernel = &planned->plan.kernels[0];
+    ck_assert_str_eq(kernel->segment->scheduler->name, family);
+    ck_assert_ptr_null(strstr(kernel->source, pragma));
+    char old_hash[sizeof kernel->hash];
+    memcpy(old_hash, kernel->hash, sizeof old_hash);
+    bool relieved = false;
+    FV_ASSERT_OK(fv_plan_relieve_registers(kernel, 100, &relieved));
+    ck_assert(relieved);
+    const char *at = strstr(kernel->source, pragma);
+    ck_assert_msg(at != NULL, "%s", kernel->params.description);
+    at += strlen(pragma);
+    while (*at == ' ' || *at == '\n')
+        at++;
+    ck_assert_msg(strncmp(at, loop, strlen(loop)) == 0, "after the pragma: %.80s", at);
+    ck_assert_msg(strstr(kernel->params.description,
+                         "; emitted again after spilling 100 bytes: its row copy loop unrolled 4 "
+                         "at a time, not wholly") != NULL,
+                  "%s", kernel->params.description);
+    char hash[sizeof kernel->hash];
+    fv_sha256_hex_of(kernel->source, strlen(kernel->source), hash);
+    ck_assert_str_eq(kernel->hash, hash);
+    ck_assert_str_ne(kernel->hash, old_hash);
+    char *before = strdup(kernel->source);
+    FV_ASSERT_OK(fv_plan_relieve_registers(kernel, 100, &relieved));
+    ck_assert(!relieved);
+    ck_assert_str_eq(kernel->source, before);
+    free(before);
+    planned_free(planned);
+}
+
+/* A kernel that spills is emitted again with its row copy loop unrolled 4
+ * at a time, in each of the loop's three forms (guarded copies: RMS fwd
+ * fp32 2049 x 32766, which spilled 264 bytes on sm_90a wholly unrolled and
+ * fell back to two kernels; predicated copies: multi-wave LN bwd; aligned
+ * chunks: LN fwd bf16 x 20481); a kernel of a family with no such form (the
+ * general path's) or with 4 copies a thread or fewer is left as it is. */
+START_TEST(spilling_kernels_unroll_their_row_copies_by_four)
+{
+    planned_kernel planned;
+    plan_norm_on(NORM_RMS_FORWARD, FV_F32, 2049, 32766, FV_APPROACH_AUTO, "H200", &planned);
+    assert_relieved(&planned, "inner_persistent", "for (int b = 0; b < 32; ++b) {");
+    plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 16384, 16384, FV_APPROACH_MULTIWAVE, "H100",
+                 &planned);
+    assert_relieved(&planned, "inner_outer_persistent",
+                    "for (int b = 0; b < 8; ++b) {\n            const int column = ");
+    plan_norm_on(NORM_LAYER_FORWARD, FV_BF16, 16384, 20481, FV_APPROACH_AUTO, "H200", &planned);
+    assert_relieved(&planned, "inner_persistent", "for (int step = 0; step < ");
+    static const struct {
+        norm_kind kind;
+        fv_dtype dtype;
+        int64_t hidden;
+        const char *family;
+    } kept[] = {
+        {NORM_SOFTMAX, FV_F32, 128257, "inner_reduction"},  /* the general path */
+        {NORM_LAYER_FORWARD, FV_BF16, 1024, "inner_persistent"},  /* 1 copy a thread */
+    };
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+        plan_norm_on(kept[i].kind, kept[i].dtype, 2049, kept[i].hidden, FV_APPROACH_AUTO, "H100",
+                     &planned);
+        fv_kernel_plan *kernel = &planned.plan.kernels[0];
+        ck_assert_str_eq(kernel->segment->scheduler->name, kept[i].family);
+        char *before = strdup(kernel->source);
+        bool relieved = true;
+        FV_ASSERT_OK(fv_plan_relieve_registers(kernel, 100, &relieved));
+        ck_assert(!relieved);
+        ck_assert_str_eq(kernel->source, before);
+        ck_assert_ptr_null(strstr(kernel->params.description, "emitted again"));
+        free(before);
+        planned_free(&planned);
+    }
+}
+END_TEST
+
 static Suite *persistent_suite(void)
 {
     Suite *suite = suite_create("persistent");
@@ -2012,6 +2094,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, odd_forward_rows_compute_on_span_chunks);
     tcase_add_test(tcase, odd_fp32_forward_rows_copy_spans_where_they_pay);
     tcase_add_test(tcase, forward_rows_refill_one_slot_for_the_cache);
+    tcase_add_test(tcase, spilling_kernels_unroll_their_row_copies_by_four);
     tcase_add_test(tcase, seed_003_tma_inner_persistent);
     tcase_add_test(tcase, irregular_sizes);
     suite_add_tcase(suite, tcase);

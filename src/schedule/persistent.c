@@ -409,6 +409,9 @@ enum {
                              chunks of the row's aligned span (vector: a chunk's elements,
                              serial: chunks per thread) and masks the lanes outside the row
                              (compute_on_span_chunks) */
+    EXTRA_FETCH_UNROLLED_PARTLY, /* multi-wave and forward: 1 if the row copy loop is unrolled
+                                    4 at a time however it is emitted (set by
+                                    persistent_relieve_registers on a kernel that spilled) */
 };
 
 typedef struct buffered_inputs {
@@ -2758,6 +2761,8 @@ static bool guarded_fetch(const persistent_emit *p)
 static bool fetch_unrolled_wholly(const persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
+    if (params->extra[EXTRA_FETCH_UNROLLED_PARTLY])
+        return false;
     if (p->kind != KIND_INNER || params->vector != 1 ||
         params->serial <= GUARDED_FETCH_UNROLLED_COPIES)
         return true;
@@ -2765,6 +2770,18 @@ static bool fetch_unrolled_wholly(const persistent_emit *p)
         if (p->buffers.element_bytes[i] != 4)
             return true;
     return false;
+}
+
+/* The pragma above a row copy loop: `wholly` unrolled, or 4 at a time
+ * (fetch_unrolled_wholly for emit_guarded_fetch's loop; the other forms are
+ * wholly unrolled unless EXTRA_FETCH_UNROLLED_PARTLY). */
+static const char *fetch_unroll_pragma(const persistent_emit *p, bool wholly)
+{
+    if (wholly)
+        return "#pragma unroll";
+    if (p->params->extra[EXTRA_FETCH_UNROLLED_PARTLY])
+        return "#pragma unroll 4  // not wholly: wholly unrolled, this kernel spilled";
+    return "#pragma unroll 4  // not wholly: ptxas would keep every copy's address";
 }
 
 /* The copies of row `row` into `slot` with 64-bit addresses, each guarded
@@ -2775,11 +2792,8 @@ static void emit_guarded_fetch(persistent_emit *p, const char *slot)
     const fv_schedule_params *params = p->params;
     fv_emitter *e = &p->e;
     int slot_elements = row_capacity(params) * params->block_y;
-    if (fetch_unrolled_wholly(p))
-        open_batch_loop(e, params, "fetch_row < outer && ");
-    else
-        open_batch_loop_after(e, params, "fetch_row < outer && ",
-                              "#pragma unroll 4  // not wholly: ptxas would keep every copy's address");
+    open_batch_loop_after(e, params, "fetch_row < outer && ",
+                          fetch_unroll_pragma(p, fetch_unrolled_wholly(p)));
     for (int i = 0; i < p->buffers.count; i++) {
         if (!buffer_in_shared(params, i))
             continue;
@@ -2817,7 +2831,7 @@ static void emit_row_fetch(persistent_emit *p, const char *slot)
         fv_codegen_line(e, "const auto *const fetch%d = in%d + fetch_row * inner;", (int)v,
                         fv_codegen_input_position(fusion, v));
     }
-    fv_codegen_line(e, "#pragma unroll");
+    fv_codegen_line(e, "%s", fetch_unroll_pragma(p, !params->extra[EXTRA_FETCH_UNROLLED_PARTLY]));
     fv_codegen_line(e, "for (int b = 0; b < %d; ++b) {", params->serial);
     e->indent += 4;
     fv_codegen_line(e, "const int column = (b * %d + (int)threadIdx.x) * %d;", params->block_x,
@@ -2861,7 +2875,7 @@ static void emit_span_fetch(persistent_emit *p, const char *slot)
         fv_codegen_line(e, "{");
         e->indent += 4;
         fv_codegen_line(e, "const long long span_begin = row_begin & ~%dLL;", chunk - 1);
-        fv_codegen_line(e, "#pragma unroll");
+        fv_codegen_line(e, "%s", fetch_unroll_pragma(p, !params->extra[EXTRA_FETCH_UNROLLED_PARTLY]));
         fv_codegen_line(e, "for (int step = 0; step < %d; ++step) {", steps);
         fv_codegen_line(e, "    const long long at = span_begin + (long long)(step * %d + (int)threadIdx.x) * %d;",
                         params->block_x, chunk);
@@ -4660,6 +4674,22 @@ static fv_status inner_tma_launch(const fv_segment_view *view, const fv_schedule
     return persistent_launch(view, params, c, shape, KIND_INNER_TMA);
 }
 
+/* fv_scheduler.relieve_registers of the multi-wave and forward families:
+ * the row copy loop unrolled 4 at a time instead of wholly, the one form
+ * with fewer registers live that these kernels have (copies whose 64-bit
+ * addresses ptxas keeps live across the row's passes: fetch_unrolled_wholly).
+ * False once taken, or where a thread makes 4 copies or fewer. */
+static bool persistent_relieve_registers(const fv_segment_view *view, fv_schedule_params *params,
+                                         char *what, size_t what_size)
+{
+    (void)view;
+    if (params->extra[EXTRA_FETCH_UNROLLED_PARTLY] || params->serial <= 4)
+        return false;
+    params->extra[EXTRA_FETCH_UNROLLED_PARTLY] = 1;
+    snprintf(what, what_size, "its row copy loop unrolled 4 at a time, not wholly");
+    return true;
+}
+
 const fv_scheduler fv_sched_inner_persistent = {
     .name = "inner_persistent",
     .approach = FV_APPROACH_MULTIWAVE,
@@ -4667,6 +4697,7 @@ const fv_scheduler fv_sched_inner_persistent = {
     .choose = inner_persistent_choose,
     .emit = inner_persistent_emit,
     .launch = inner_persistent_launch,
+    .relieve_registers = persistent_relieve_registers,
 };
 
 const fv_scheduler fv_sched_inner_outer_persistent = {
@@ -4676,6 +4707,7 @@ const fv_scheduler fv_sched_inner_outer_persistent = {
     .choose = inner_outer_choose,
     .emit = inner_outer_emit,
     .launch = inner_outer_launch,
+    .relieve_registers = persistent_relieve_registers,
 };
 
 const fv_scheduler fv_sched_inner_outer_ws = {

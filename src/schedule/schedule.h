@@ -112,6 +112,14 @@ typedef struct fv_scheduler {
     /* Grid, block, shared memory and workspace for a case. */
     fv_status (*launch)(const fv_segment_view *view, const fv_schedule_params *params,
                         const fv_case *c, const fv_device *device, fv_launch_shape *shape);
+    /* Optional (NULL: none): for a kernel that spilled registers, a form of
+     * it with fewer registers live and the same launch.  Changes `params`,
+     * says what it changed in `what` and returns true; false (params
+     * unchanged) when the family has no such form left.  The plan emits the
+     * kernel again (fv_plan_relieve_registers) before it sets the family
+     * aside. */
+    bool (*relieve_registers)(const fv_segment_view *view, fv_schedule_params *params,
+                              char *what, size_t what_size);
 } fv_scheduler;
 
 /* The families in priority order, NULL-terminated. */

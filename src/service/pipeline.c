@@ -893,6 +893,31 @@ static void fill_identity(const fv_pipeline *p, const fv_case *c, fv_result *res
     fv_text_free(&repro);
 }
 
+/* Compiles (and with a GPU loads) every kernel of the plan into `kernels`,
+ * noting each one's resources in the result; *spilled is the first kernel
+ * that spills registers (NULL if none) and *spill_bytes its spill bytes.
+ * Stops at the first kernel that fails to compile or load. */
+static fv_status compile_plan(fv_pipeline *p, fv_case_plan *plan, fv_result *result,
+                              int *kernels, fv_pipeline_kernel_sink kernel_sink,
+                              void *sink_context, fv_kernel_plan **spilled, int *spill_bytes)
+{
+    *spilled = NULL;
+    *spill_bytes = 0;
+    for (int32_t k = 0; k < plan->kernel_count; k++) {
+        fv_rt_kernel_resources resources = {0};
+        FV_TRY(prepare_kernel(p, &plan->kernels[k], result, &kernels[k], &resources));
+        if (kernel_sink != NULL)
+            kernel_sink(sink_context, &plan->kernels[k], &resources, p->arch, k,
+                        plan->kernel_count);
+        int spills = resources.spill_store_bytes + resources.spill_load_bytes;
+        if (spills > 0 && *spilled == NULL) {
+            *spilled = &plan->kernels[k];
+            *spill_bytes = spills;
+        }
+    }
+    return FV_OK;
+}
+
 fv_status fv_pipeline_run(fv_pipeline *p, const fv_case *c, fv_result *result, double *samples,
                           int *sample_count, fv_text *report,
                           fv_pipeline_kernel_sink kernel_sink, void *sink_context)
@@ -928,25 +953,29 @@ fv_status fv_pipeline_run(fv_pipeline *p, const fv_case *c, fv_result *result, d
             fv_plan_free(&plan);
             FV_FAIL(FV_ERR_NOMEM, "out of memory");
         }
-        const fv_kernel_plan *spilled = NULL;  /* the first kernel that spills */
-        int spill_bytes = 0;
-        for (int32_t k = 0; k < plan.kernel_count && status == FV_OK; k++) {
-            fv_rt_kernel_resources resources = {0};
-            status = prepare_kernel(p, &plan.kernels[k], result, &kernels[k], &resources);
-            if (status == FV_OK && kernel_sink != NULL)
-                kernel_sink(sink_context, &plan.kernels[k], &resources, p->arch, k,
-                            plan.kernel_count);
-            int spills = resources.spill_store_bytes + resources.spill_load_bytes;
-            if (status == FV_OK && spills > 0 && spilled == NULL) {
-                spilled = &plan.kernels[k];
-                spill_bytes = spills;
+        fv_kernel_plan *spilled;  /* the first kernel that spills */
+        int spill_bytes;
+        status = compile_plan(p, &plan, result, kernels, kernel_sink, sink_context, &spilled,
+                              &spill_bytes);
+        /* A spilling kernel is emitted again in a form with fewer registers
+         * live while its family has one, before the family is set aside. */
+        bool relieved = true, ever_relieved = false;
+        while (status == FV_OK && spilled != NULL && relieved) {
+            status = fv_plan_relieve_registers(spilled, spill_bytes, &relieved);
+            ever_relieved |= relieved;
+            if (status == FV_OK && relieved) {
+                clear_resources(result);
+                describe_plan(&plan, result);
+                status = compile_plan(p, &plan, result, kernels, kernel_sink, sink_context,
+                                      &spilled, &spill_bytes);
             }
         }
         if (status != FV_OK || spilled == NULL || excluded_count == 7)
             break;
         size_t used = strlen(reason);
-        snprintf(reason + used, sizeof reason - used, "%s%s not used: its kernel spills %d bytes%s",
+        snprintf(reason + used, sizeof reason - used, "%s%s not used: its kernel spills %d bytes%s%s",
                  used ? "; " : "", spilled->segment->scheduler->name, spill_bytes,
+                 ever_relieved ? " in every form its family offers" : "",
                  spilled->params.forced_not_good
                      ? " (forced against its heuristic, which judged it not good)"
                      : "");

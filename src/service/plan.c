@@ -179,6 +179,48 @@ bool fv_plan_uses_approach(const fv_case_plan *plan, fv_case_approach approach)
     return false;
 }
 
+/* The kernel's source for `params`, in *source (the caller frees it). */
+static fv_status emit_source(const fv_kernel_plan *kernel, const fv_schedule_params *params,
+                             char **source)
+{
+    fv_text text = {0};
+    fv_status status = kernel->segment->scheduler->emit(&kernel->segment->view, params,
+                                                        kernel->name, &text);
+    *source = status == FV_OK ? fv_text_take(&text) : NULL;
+    fv_text_free(&text);
+    FV_TRY(status);
+    FV_CHECK_ALLOC(*source);
+    return FV_OK;
+}
+
+fv_status fv_plan_relieve_registers(fv_kernel_plan *kernel, int spill_bytes, bool *relieved)
+{
+    *relieved = false;
+    const fv_scheduler *scheduler = kernel->segment->scheduler;
+    fv_schedule_params params = kernel->params;
+    char what[160] = "";
+    if (scheduler->relieve_registers == NULL ||
+        !scheduler->relieve_registers(&kernel->segment->view, &params, what, sizeof what))
+        return FV_OK;
+    /* The same source under the old description: the form changes nothing. */
+    char *source;
+    FV_TRY(emit_source(kernel, &params, &source));
+    bool unchanged = strcmp(source, kernel->source) == 0;
+    free(source);
+    if (unchanged)
+        return FV_OK;
+    size_t used = strlen(params.description);
+    snprintf(params.description + used, sizeof params.description - used,
+             "; emitted again after spilling %d bytes: %s", spill_bytes, what);
+    FV_TRY(emit_source(kernel, &params, &source));
+    free(kernel->source);
+    kernel->source = source;
+    fv_sha256_hex_of(source, strlen(source), kernel->hash);
+    kernel->params = params;
+    *relieved = true;
+    return FV_OK;
+}
+
 void fv_plan_free(fv_case_plan *plan)
 {
     for (int32_t i = 0; i < plan->kernel_count; i++)
