@@ -5,7 +5,9 @@
 # planned for the H100 (the default device of --compile-only on sm_90a);
 # then the multi-wave kernels of the default sweep and the benchmark as
 # planned for the H200, whose rules for fast memory per SM give some shapes
-# other kernels (row pairs, clusters for two row slots).  The kernel cache is
+# other kernels (row pairs, clusters for two row slots); and a kernel that
+# spills (tests/relief/) is emitted again with fewer registers live rather
+# than set aside.  The kernel cache is
 # shared, so only the kernels that differ are compiled again.
 #   test_compile_sm90a.sh FUSERVALIDATE SOURCE_DIR BINARY_DIR
 set -euo pipefail
@@ -17,4 +19,12 @@ cd "$source_dir"
 compile_sweep "$tool" sm_90a "$work"
 compile_checked "$tool" sm_90a "$work" sm_90a-h200 cases/ 600 --device H200
 compile_checked "$tool" sm_90a "$work" sm_90a-h200-bench bench/ 78 --device H200
+# A kernel that spills is emitted again with fewer registers live, not set
+# aside: tests/relief/ holds one (softmax fwd fp32 2049 x 32766 on the H200).
+compile_checked "$tool" sm_90a "$work" sm_90a-relief tests/relief/ 1 --device H200
+[ "$(rows_with "$work/sm_90a-relief.h5" inner_persistent)" -eq 1 ] ||
+  fail "sm_90a-relief: the case did not run as one inner_persistent kernel"
+h5dump -d /results "$work/sm_90a-relief.h5" |
+  grep -q 'emitted again after spilling [0-9]* bytes: its row copy loop unrolled 4 at a time' ||
+  fail "sm_90a-relief: the parameters do not say the kernel was emitted again"
 echo "test_compile_sm90a: ok"

@@ -4678,12 +4678,22 @@ static fv_status inner_tma_launch(const fv_segment_view *view, const fv_schedule
  * the row copy loop unrolled 4 at a time instead of wholly, the one form
  * with fewer registers live that these kernels have (copies whose 64-bit
  * addresses ptxas keeps live across the row's passes: fetch_unrolled_wholly).
- * False once taken, or where a thread makes 4 copies or fewer. */
+ * False once taken, where a thread makes 4 copies or fewer, and where the
+ * kernel reads its row constants from device memory in every pass: there
+ * the general path was faster.  On an H200 (bench/results/h200-2026-11-28.md,
+ * session 32), one kernel so against the general path's 2-3: softmax fwd
+ * 16384 x 32766 fp32 +40.4%, 16384 x 65534 bf16 / fp16 +9.3 / +12.8%; with
+ * the weight read in every pass, LN / RMS fwd bf16 16384 x 65534 -5.6 /
+ * -6.6% (4096 x 65534, 16 bits: -5.3..-6.4%), RMS fwd fp32 16384 x 32766
+ * +1.2%. */
 static bool persistent_relieve_registers(const fv_segment_view *view, fv_schedule_params *params,
                                          char *what, size_t what_size)
 {
-    (void)view;
-    if (params->extra[EXTRA_FETCH_UNROLLED_PARTLY] || params->serial <= 4)
+    buffered_inputs buffers;
+    find_buffered(view, &buffers);
+    if (params->extra[EXTRA_FETCH_UNROLLED_PARTLY] || params->serial <= 4 ||
+        reads_row_constants_every_pass(&buffers, params->extra[EXTRA_CACHED] != 0,
+                                       params->extra[EXTRA_WEIGHT_FLOATS] != 0))
         return false;
     params->extra[EXTRA_FETCH_UNROLLED_PARTLY] = 1;
     snprintf(what, what_size, "its row copy loop unrolled 4 at a time, not wholly");
