@@ -412,7 +412,10 @@ enum {
     EXTRA_FETCH_UNROLLED_PARTLY, /* multi-wave and forward: 1 if the row copy loop is unrolled
                                     4 at a time however it is emitted (set by
                                     persistent_relieve_registers on a kernel that spilled) */
+    EXTRA_COUNT
 };
+_Static_assert(EXTRA_COUNT <= (int)(sizeof ((fv_schedule_params *)0)->extra / sizeof(int)),
+               "fv_schedule_params.extra has no room for the persistent families' fields");
 
 typedef struct buffered_inputs {
     /* Inputs spanning both axes: one row of each kept per row in flight. */
@@ -2757,12 +2760,12 @@ static bool guarded_fetch(const persistent_emit *p)
  * +82.9 / +92.5%; RMS fwd fp32 16384 x 32767, which the H200 ran wholly
  * unrolled without spilling, 10.9% slower.  Copies of other sizes keep the
  * whole unrolling (untimed: 16-bit 1-element copies pass through registers,
- * and fewer in flight may cost more). */
+ * and fewer in flight may cost more).  A kernel that spilled has every row
+ * copy loop unrolled 4 at a time as well (EXTRA_FETCH_UNROLLED_PARTLY,
+ * fetch_unroll_pragma). */
 static bool fetch_unrolled_wholly(const persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
-    if (params->extra[EXTRA_FETCH_UNROLLED_PARTLY])
-        return false;
     if (p->kind != KIND_INNER || params->vector != 1 ||
         params->serial <= GUARDED_FETCH_UNROLLED_COPIES)
         return true;
@@ -2772,16 +2775,19 @@ static bool fetch_unrolled_wholly(const persistent_emit *p)
     return false;
 }
 
-/* The pragma above a row copy loop: `wholly` unrolled, or 4 at a time
- * (fetch_unrolled_wholly for emit_guarded_fetch's loop; the other forms are
- * wholly unrolled unless EXTRA_FETCH_UNROLLED_PARTLY). */
-static const char *fetch_unroll_pragma(const persistent_emit *p, bool wholly)
+/* The pragma above a row copy loop: wholly unrolled unless the rule of its
+ * form (`by_rule`: fetch_unrolled_wholly's for emit_guarded_fetch's loop,
+ * false for the others) or EXTRA_FETCH_UNROLLED_PARTLY (a kernel that
+ * spilled wholly unrolled) makes it 4 at a time.  A loop the rule already
+ * unrolls 4 at a time is emitted the same with the flag, so that the flag
+ * changes no such kernel (persistent_relieve_registers). */
+static const char *fetch_unroll_pragma(const persistent_emit *p, bool by_rule)
 {
-    if (wholly)
-        return "#pragma unroll";
+    if (by_rule)
+        return "#pragma unroll 4  // not wholly: ptxas would keep every copy's address";
     if (p->params->extra[EXTRA_FETCH_UNROLLED_PARTLY])
         return "#pragma unroll 4  // not wholly: wholly unrolled, this kernel spilled";
-    return "#pragma unroll 4  // not wholly: ptxas would keep every copy's address";
+    return "#pragma unroll";
 }
 
 /* The copies of row `row` into `slot` with 64-bit addresses, each guarded
@@ -2793,7 +2799,7 @@ static void emit_guarded_fetch(persistent_emit *p, const char *slot)
     fv_emitter *e = &p->e;
     int slot_elements = row_capacity(params) * params->block_y;
     open_batch_loop_after(e, params, "fetch_row < outer && ",
-                          fetch_unroll_pragma(p, fetch_unrolled_wholly(p)));
+                          fetch_unroll_pragma(p, !fetch_unrolled_wholly(p)));
     for (int i = 0; i < p->buffers.count; i++) {
         if (!buffer_in_shared(params, i))
             continue;
@@ -2831,7 +2837,7 @@ static void emit_row_fetch(persistent_emit *p, const char *slot)
         fv_codegen_line(e, "const auto *const fetch%d = in%d + fetch_row * inner;", (int)v,
                         fv_codegen_input_position(fusion, v));
     }
-    fv_codegen_line(e, "%s", fetch_unroll_pragma(p, !params->extra[EXTRA_FETCH_UNROLLED_PARTLY]));
+    fv_codegen_line(e, "%s", fetch_unroll_pragma(p, false));
     fv_codegen_line(e, "for (int b = 0; b < %d; ++b) {", params->serial);
     e->indent += 4;
     fv_codegen_line(e, "const int column = (b * %d + (int)threadIdx.x) * %d;", params->block_x,
@@ -2875,7 +2881,7 @@ static void emit_span_fetch(persistent_emit *p, const char *slot)
         fv_codegen_line(e, "{");
         e->indent += 4;
         fv_codegen_line(e, "const long long span_begin = row_begin & ~%dLL;", chunk - 1);
-        fv_codegen_line(e, "%s", fetch_unroll_pragma(p, !params->extra[EXTRA_FETCH_UNROLLED_PARTLY]));
+        fv_codegen_line(e, "%s", fetch_unroll_pragma(p, false));
         fv_codegen_line(e, "for (int step = 0; step < %d; ++step) {", steps);
         fv_codegen_line(e, "    const long long at = span_begin + (long long)(step * %d + (int)threadIdx.x) * %d;",
                         params->block_x, chunk);
@@ -4678,9 +4684,11 @@ static fv_status inner_tma_launch(const fv_segment_view *view, const fv_schedule
  * the row copy loop unrolled 4 at a time instead of wholly, the one form
  * with fewer registers live that these kernels have (copies whose 64-bit
  * addresses ptxas keeps live across the row's passes: fetch_unrolled_wholly).
- * False once taken, where a thread makes 4 copies or fewer, and where the
+ * False once taken, where a thread's batch is 4 or fewer, and where the
  * kernel reads its row constants from device memory in every pass: there
- * the general path was faster.  On an H200 (bench/results/h200-2026-11-28.md,
+ * the general path was faster.  Where the form changes nothing (a loop
+ * already unrolled 4 at a time) the plan sees the same source and sets the
+ * family aside (fv_plan_relieve_registers).  On an H200 (bench/results/h200-2026-11-28.md,
  * session 32), one kernel so against the general path's 2-3: softmax fwd
  * 16384 x 32766 fp32 +40.4%, 16384 x 65534 bf16 / fp16 +9.3 / +12.8%; with
  * the weight read in every pass, LN / RMS fwd bf16 16384 x 65534 -5.6 /

@@ -918,6 +918,100 @@ static fv_status compile_plan(fv_pipeline *p, fv_case_plan *plan, fv_result *res
     return FV_OK;
 }
 
+enum { RELIEF_ATTEMPTS = 4 }; /* kernels emitted again after spilling, per plan */
+
+/* Plans the case and compiles its kernels into *plan and *kernels (loaded
+ * kernel indices, -1 without a GPU): a spilling kernel is emitted again in a
+ * form with fewer registers live while its family offers one, then its
+ * family is set aside and the case planned again without it.  *stage names
+ * what failed: "schedule" (planning, or emitting a kernel again: nothing is
+ * left to free) or "compile" (NVRTC, or loading the module: *plan and
+ * *kernels are left for the caller to free). */
+static fv_status plan_and_compile(fv_pipeline *p, const fv_case *c, fv_result *result,
+                                  fv_case_plan *plan, int **kernels, const char **stage,
+                                  fv_pipeline_kernel_sink kernel_sink, void *sink_context)
+{
+    const fv_scheduler *excluded[8] = {NULL};
+    int excluded_count = 0;
+    char reason[512] = "";
+    *kernels = NULL;
+    for (;;) {
+        *stage = "schedule";
+        free(*kernels);
+        *kernels = NULL;
+        FV_TRY(fv_plan_case_excluding(c, &p->device, excluded, reason[0] ? reason : NULL, plan));
+        clear_resources(result);
+        describe_plan(plan, result);
+        record_taken_approach(c, plan, result);
+        if (excluded_count == 0 && c->approach != FV_APPROACH_AUTO)
+            record_auto_approach(p, c, result);  /* the same for every retry */
+        *kernels = calloc((size_t)plan->kernel_count + 1, sizeof **kernels);
+        if (*kernels == NULL) {
+            fv_plan_free(plan);
+            FV_FAIL(FV_ERR_NOMEM, "out of memory");
+        }
+        *stage = "compile";
+        fv_kernel_plan *spilled;  /* the first kernel that spills */
+        int spill_bytes;
+        FV_TRY(compile_plan(p, plan, result, *kernels, kernel_sink, sink_context, &spilled,
+                            &spill_bytes));
+        /* A spilling kernel is emitted again in a form with fewer registers
+         * live while its family has one (at most RELIEF_ATTEMPTS times a
+         * plan), before the family is set aside. */
+        const fv_kernel_plan *relieved_kernels[RELIEF_ATTEMPTS] = {NULL};
+        int attempts = 0;
+        bool relieved = true;
+        while (spilled != NULL && relieved && attempts < RELIEF_ATTEMPTS) {
+            *stage = "schedule";
+            fv_status status = fv_plan_relieve_registers(spilled, spill_bytes, &relieved);
+            if (status != FV_OK) {
+                fv_error_prefix("%s (emitted again after spilling)", spilled->name);
+                free(*kernels);
+                *kernels = NULL;
+                fv_plan_free(plan);
+                return status;
+            }
+            if (!relieved)
+                break;
+            relieved_kernels[attempts++] = spilled;
+            clear_resources(result);
+            describe_plan(plan, result);
+            *stage = "compile";
+            FV_TRY(compile_plan(p, plan, result, *kernels, kernel_sink, sink_context, &spilled,
+                                &spill_bytes));
+        }
+        if (spilled == NULL || excluded_count == 7)
+            return FV_OK;
+        bool spilled_relieved = false;
+        for (int i = 0; i < attempts; i++)
+            spilled_relieved |= relieved_kernels[i] == spilled;
+        size_t used = strlen(reason);
+        snprintf(reason + used, sizeof reason - used, "%s%s not used: its kernel spills %d bytes%s%s",
+                 used ? "; " : "", spilled->segment->scheduler->name, spill_bytes,
+                 spilled_relieved ? " in every form its family offers" : "",
+                 spilled->params.forced_not_good
+                     ? " (forced against its heuristic, which judged it not good)"
+                     : "");
+        excluded[excluded_count++] = spilled->segment->scheduler;
+        fv_plan_free(plan);
+    }
+}
+
+fv_status fv_pipeline_plan_compiled(fv_pipeline *p, const fv_case *c, fv_case_plan *plan,
+                                    fv_result *result, fv_pipeline_kernel_sink kernel_sink,
+                                    void *sink_context)
+{
+    fill_identity(p, c, result);
+    int *kernels;
+    const char *stage;
+    fv_status status = plan_and_compile(p, c, result, plan, &kernels, &stage, kernel_sink,
+                                        sink_context);
+    free(kernels);
+    if (status != FV_OK && strcmp(stage, "schedule") != 0)
+        fv_plan_free(plan);
+    return status;
+}
+
 fv_status fv_pipeline_run(fv_pipeline *p, const fv_case *c, fv_result *result, double *samples,
                           int *sample_count, fv_text *report,
                           fv_pipeline_kernel_sink kernel_sink, void *sink_context)
@@ -927,60 +1021,15 @@ fv_status fv_pipeline_run(fv_pipeline *p, const fv_case *c, fv_result *result, d
     fill_identity(p, c, result);
     fv_case_plan plan;
     int *kernels = NULL;
-    const fv_scheduler *excluded[8] = {NULL};
-    int excluded_count = 0;
-    char reason[512] = "";
-    fv_status status;
-    /* Plan and compile; a family whose kernel spills registers is set aside
-     * and the case planned again without it. */
-    for (;;) {
-        status = fv_plan_case_excluding(c, &p->device, excluded, reason[0] ? reason : NULL, &plan);
-        if (status != FV_OK) {
-            fv_result_fail(result, status == FV_ERR_UNSUPPORTED ? FV_RESULT_UNSUPPORTED
-                                                                : FV_RESULT_ERROR,
-                           "schedule", fv_error_message());
-            result->wall_ms = now_ms() - started;
-            return status == FV_ERR_NOMEM ? status : FV_OK;
-        }
-        clear_resources(result);
-        describe_plan(&plan, result);
-        record_taken_approach(c, &plan, result);
-        if (excluded_count == 0 && c->approach != FV_APPROACH_AUTO)
-            record_auto_approach(p, c, result);  /* the same for every retry */
-        free(kernels);
-        kernels = calloc((size_t)plan.kernel_count + 1, sizeof *kernels);
-        if (kernels == NULL) {
-            fv_plan_free(&plan);
-            FV_FAIL(FV_ERR_NOMEM, "out of memory");
-        }
-        fv_kernel_plan *spilled;  /* the first kernel that spills */
-        int spill_bytes;
-        status = compile_plan(p, &plan, result, kernels, kernel_sink, sink_context, &spilled,
-                              &spill_bytes);
-        /* A spilling kernel is emitted again in a form with fewer registers
-         * live while its family has one, before the family is set aside. */
-        bool relieved = true, ever_relieved = false;
-        while (status == FV_OK && spilled != NULL && relieved) {
-            status = fv_plan_relieve_registers(spilled, spill_bytes, &relieved);
-            ever_relieved |= relieved;
-            if (status == FV_OK && relieved) {
-                clear_resources(result);
-                describe_plan(&plan, result);
-                status = compile_plan(p, &plan, result, kernels, kernel_sink, sink_context,
-                                      &spilled, &spill_bytes);
-            }
-        }
-        if (status != FV_OK || spilled == NULL || excluded_count == 7)
-            break;
-        size_t used = strlen(reason);
-        snprintf(reason + used, sizeof reason - used, "%s%s not used: its kernel spills %d bytes%s%s",
-                 used ? "; " : "", spilled->segment->scheduler->name, spill_bytes,
-                 ever_relieved ? " in every form its family offers" : "",
-                 spilled->params.forced_not_good
-                     ? " (forced against its heuristic, which judged it not good)"
-                     : "");
-        excluded[excluded_count++] = spilled->segment->scheduler;
-        fv_plan_free(&plan);
+    const char *stage;
+    fv_status status = plan_and_compile(p, c, result, &plan, &kernels, &stage, kernel_sink,
+                                        sink_context);
+    if (status != FV_OK && strcmp(stage, "schedule") == 0) {
+        fv_result_fail(result, status == FV_ERR_UNSUPPORTED ? FV_RESULT_UNSUPPORTED
+                                                            : FV_RESULT_ERROR,
+                       "schedule", fv_error_message());
+        result->wall_ms = now_ms() - started;
+        return status == FV_ERR_NOMEM ? status : FV_OK;
     }
     if (status != FV_OK) {
         fv_result_fail(result, status == FV_ERR_NVRTC ? FV_RESULT_ERROR : FV_RESULT_ERROR,

@@ -51,9 +51,11 @@ const fv_rt_device_info *fv_pipeline_gpu(const fv_pipeline *pipeline);
 /* Measured device-to-device copy bandwidth in GB/s (0 without a GPU). */
 double fv_pipeline_copy_bandwidth(const fv_pipeline *pipeline);
 
-/* Called once per kernel a case uses, after compiling it, with its source
- * and resources and its place among the plan's kernels (index of count; a
- * plan made again after a kernel spilled counts from 0 again). */
+/* Called once per kernel a case compiles, after compiling it, with its
+ * source and resources and its place among the plan's kernels (index of
+ * count).  A plan compiled again after a kernel spilled (the kernel emitted
+ * again in a lighter form, or its family set aside and the case planned
+ * again) counts from 0 again, so the sink also sees forms that never run. */
 typedef void (*fv_pipeline_kernel_sink)(void *context, const fv_kernel_plan *kernel,
                                         const fv_rt_kernel_resources *resources,
                                         const char *arch, int32_t index, int32_t count);
@@ -66,6 +68,19 @@ typedef void (*fv_pipeline_kernel_sink)(void *context, const fv_kernel_plan *ker
 fv_status fv_pipeline_run(fv_pipeline *pipeline, const fv_case *c, fv_result *result,
                           double *samples, int *sample_count, fv_text *report,
                           fv_pipeline_kernel_sink kernel_sink, void *sink_context);
+
+/* Plans the case and compiles its kernels as fv_pipeline_run does, without
+ * running them: a kernel that spills is emitted again in a form with fewer
+ * registers live while its family offers one, then its family is set aside
+ * and the case planned without it.  *plan is the plan a run would launch
+ * (free it with fv_plan_free); `result` gets the case's identity, the plan's
+ * description and the kernels' resources; kernel_sink (may be NULL) is
+ * called as by fv_pipeline_run.  On failure (FV_ERR_UNSUPPORTED when no
+ * family takes a segment, FV_ERR_NVRTC when a kernel does not compile)
+ * nothing is left to free. */
+fv_status fv_pipeline_plan_compiled(fv_pipeline *pipeline, const fv_case *c, fv_case_plan *plan,
+                                    fv_result *result, fv_pipeline_kernel_sink kernel_sink,
+                                    void *sink_context);
 
 /* Bytes a case moves: every input and output once, broadcast dims once. */
 double fv_pipeline_io_bytes(const fv_case *c);

@@ -202,17 +202,19 @@ fv_status fv_plan_relieve_registers(fv_kernel_plan *kernel, int spill_bytes, boo
     if (scheduler->relieve_registers == NULL ||
         !scheduler->relieve_registers(&kernel->segment->view, &params, what, sizeof what))
         return FV_OK;
-    /* The same source under the old description: the form changes nothing. */
     char *source;
     FV_TRY(emit_source(kernel, &params, &source));
-    bool unchanged = strcmp(source, kernel->source) == 0;
-    free(source);
-    if (unchanged)
+    if (strcmp(source, kernel->source) == 0) {  /* the form changes nothing */
+        free(source);
         return FV_OK;
-    size_t used = strlen(params.description);
-    snprintf(params.description + used, sizeof params.description - used,
-             "; emitted again after spilling %d bytes: %s", spill_bytes, what);
-    FV_TRY(emit_source(kernel, &params, &source));
+    }
+    /* The source keeps the description it was planned with (the spill
+     * count, which another compiler may change, stays out of its hash); the
+     * description, which the result row keeps, begins with the note. */
+    char description[sizeof params.description];
+    snprintf(description, sizeof description, "emitted again after spilling %d bytes: %s; %s",
+             spill_bytes, what, params.description);
+    memcpy(params.description, description, sizeof description);
     free(kernel->source);
     kernel->source = source;
     fv_sha256_hex_of(source, strlen(source), kernel->hash);

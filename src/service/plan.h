@@ -47,10 +47,11 @@ bool fv_plan_uses_approach(const fv_case_plan *plan, fv_case_approach approach);
 
 /* For a kernel that spilled `spill_bytes` bytes: the form of it with fewer
  * registers live that its family offers (fv_scheduler.relieve_registers),
- * emitted in place of the kernel, its description saying so; *relieved
- * true.  *relieved false and the kernel unchanged when the family offers
- * none or the form emits the same source.  On failure (out of memory, an
- * emitter error) the kernel is unchanged. */
+ * emitted in place of the kernel, its description beginning "emitted again
+ * after spilling N bytes: ..."; *relieved true.  *relieved false and the
+ * kernel unchanged when the family offers none or the form emits the same
+ * source.  On failure (out of memory, an emitter error) the kernel is
+ * unchanged. */
 fv_status fv_plan_relieve_registers(fv_kernel_plan *kernel, int spill_bytes, bool *relieved);
 
 void fv_plan_free(fv_case_plan *plan);

@@ -3,14 +3,21 @@
  * outputs with their reduction sizes and nvFuser tolerances, its reference
  * key, the IR in frontend syntax, the segments (with forwarded and recomputed
  * ops), each kernel's scheduler, parameters and launch shape, and the
- * generated CUDA.  --ir, --segments and --cuda pick parts. */
+ * generated CUDA.  --ir, --segments and --cuda pick parts.  With --arch the
+ * kernels are compiled for that target as a run would compile them: the
+ * plan shown is the one a run launches (a kernel that spills emitted again
+ * in a lighter form, or its family set aside), with each kernel's registers
+ * and spills. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "service/commands.h"
+#include "service/pipeline.h"
 #include "service/plan.h"
 #include "validate/references.h"
+
+enum { SHOWN_KERNEL_CAPACITY = 16 }; /* a run launches at most 16 kernels a case */
 
 static void print_inputs(const fv_case *c)
 {
@@ -52,6 +59,54 @@ static void print_outputs(const fv_case *c)
     }
 }
 
+/* What NVRTC reported for each kernel of the plan that is shown (the last
+ * compilation of each index: the plan a run would launch). */
+typedef struct compiled_kernels {
+    fv_rt_kernel_resources resources[SHOWN_KERNEL_CAPACITY];
+    int32_t count;
+} compiled_kernels;
+
+static void note_compiled(void *context, const fv_kernel_plan *kernel,
+                          const fv_rt_kernel_resources *resources, const char *arch,
+                          int32_t index, int32_t count)
+{
+    (void)kernel;
+    (void)arch;
+    compiled_kernels *compiled = context;
+    if (index < SHOWN_KERNEL_CAPACITY)
+        compiled->resources[index] = *resources;
+    compiled->count = count;
+}
+
+/* The plan a run would launch on `device`: compiled for --arch (through a
+ * compile-only pipeline) when it is given, into *compiled; otherwise as
+ * planned.  Prints why on failure. */
+static int plan_for_show(const fv_case *c, const fv_options *options, const fv_device *device,
+                         fv_case_plan *plan, compiled_kernels *compiled)
+{
+    if (options->arch == NULL) {
+        if (fv_plan_case(c, device, plan) == FV_OK)
+            return 0;
+        printf("\n--- segments ---\nnot schedulable: %s\n", fv_error_message());
+        return 1;
+    }
+    fv_pipeline_options pipeline_options = {.compile_only = true, .arch = options->arch};
+    fv_pipeline *pipeline;
+    if (fv_pipeline_open(&pipeline_options, NULL, 0, device, &pipeline) != FV_OK) {
+        fprintf(stderr, "fuservalidate show: %s\n", fv_error_message());
+        return 2;
+    }
+    fv_result result;
+    fv_status status = fv_pipeline_plan_compiled(pipeline, c, plan, &result, note_compiled,
+                                                 compiled);
+    fv_pipeline_close(pipeline);
+    if (status == FV_OK)
+        return 0;
+    printf("\n--- segments ---\nnot %s: %s\n",
+           status == FV_ERR_NVRTC ? "compiled" : "schedulable", fv_error_message());
+    return 1;
+}
+
 /* The segments, parameters and CUDA of the case on the chosen device. */
 static int show_compiled(const fv_case *c, const fv_options *options, bool all)
 {
@@ -61,10 +116,10 @@ static int show_compiled(const fv_case *c, const fv_options *options, bool all)
         return 2;
     }
     fv_case_plan plan;
-    if (fv_plan_case(c, &device, &plan) != FV_OK) {
-        printf("\n--- segments ---\nnot schedulable: %s\n", fv_error_message());
-        return 1;
-    }
+    compiled_kernels compiled = {.count = 0};
+    int planned = plan_for_show(c, options, &device, &plan, &compiled);
+    if (planned != 0)
+        return planned;
     if (all || options->show_segments) {
         fv_text text = {0};
         fv_segmentation_print(&plan.segmentation, c->fusion, &text);
@@ -86,6 +141,13 @@ static int show_compiled(const fv_case *c, const fv_options *options, bool all)
             if (shape->cluster > 1)
                 printf(", clusters of %d blocks", shape->cluster);
             printf("\n");
+            if (k < compiled.count && k < SHOWN_KERNEL_CAPACITY) {
+                const fv_rt_kernel_resources *resources = &compiled.resources[k];
+                printf("  compiled for %s: %d registers, %d spill bytes, %d bytes static shared\n",
+                       options->arch, resources->registers,
+                       resources->spill_store_bytes + resources->spill_load_bytes,
+                       resources->static_shared_bytes);
+            }
         }
     }
     if (all || options->show_cuda)
