@@ -39,7 +39,8 @@ grep -q "^kernel fv_segment0_inner_persistent" <<< "$out" || fail "show rms: not
 out="$("$tool" show "$rms" tests/relief/ --device H200 --arch sm_90a --segments)" ||
   fail "show rms --arch failed: $out"
 grep -q "set aside for these sizes: inner_persistent not used: its kernel spills [0-9]* bytes" <<< "$out" ||
-  fail "show rms --arch: the fallback is not given"
+  fail "show rms --arch: the fallback is not given (wholly unrolled the kernel spilled 44" \
+       "bytes under CUDA 13.0's NVRTC; another may not spill it)"
 [ "$(grep -c '^  compiled for sm_90a: [0-9]* registers, 0 spill bytes' <<< "$out")" -eq 2 ] ||
   fail "show rms --arch: expected two compiled kernels without spills"
 
@@ -53,5 +54,5 @@ set +e
 out="$("$tool" show "$softmax" tests/relief/ --arch sm_9 2>&1)"; status=$?
 set -e
 [ "$status" -eq 2 ] || fail "bad --arch: exit status $status"
-grep -q "sm_9" <<< "$out" || fail "bad --arch not named: $out"
+grep -qF "not 'sm_9'" <<< "$out" || fail "bad --arch not named: $out"
 echo "test_cli_show: ok"

@@ -34,5 +34,6 @@ echo "$relief_rows" |
   fail "sm_90a-relief: the parameters do not say the kernel was emitted again" \
        "(wholly unrolled it spilled 8 bytes under CUDA 13.0's NVRTC; another may not spill it)"
 echo "$relief_rows" | grep -q 'inner_persistent not used: its kernel spills [0-9]* bytes' ||
-  fail "sm_90a-relief: the fallback does not say why RMS norm left its family"
+  fail "sm_90a-relief: the fallback does not say why RMS norm left its family" \
+       "(wholly unrolled it spilled 44 bytes under CUDA 13.0's NVRTC; another may not spill it)"
 echo "test_compile_sm90a: ok"

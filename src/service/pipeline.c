@@ -190,7 +190,12 @@ static fv_status prepare_kernel(fv_pipeline *p, const fv_kernel_plan *kernel, fv
                                      .kernel_names = names, .kernel_count = 1, .arch = p->arch,
                                      .cache = p->options.kernel_cache};
     fv_rt_compiled compiled;
-    FV_TRY(fv_rt_compile(&request, &compiled));
+    fv_status compile_status = fv_rt_compile(&request, &compiled);
+    if (compile_status != FV_OK) {
+        free(compiled.log);  /* the whole log, which a failed compile leaves to us */
+        fv_error_trace(__FILE__, __LINE__);
+        return compile_status;
+    }
     const fv_rt_kernel_resources *resources = fv_rt_compiled_kernel(&compiled, kernel->name);
     fv_rt_kernel_resources copy = resources ? *resources : (fv_rt_kernel_resources){0};
     result->kernels++;
@@ -724,7 +729,9 @@ static void describe_plan(const fv_case_plan *plan, fv_result *result)
         used_parameters += (size_t)snprintf(result->parameters + used_parameters,
                                             used_parameters < sizeof result->parameters
                                                 ? sizeof result->parameters - used_parameters : 0,
-                                            "%s[%d] %s", k ? "; " : "", (int)k,
+                                            "%s[%d] %s%s%s", k ? "; " : "", (int)k,
+                                            kernel->relief_note,
+                                            kernel->relief_note[0] ? "; " : "",
                                             kernel->params.description);
         used_hashes += (size_t)snprintf(result->kernel_hashes + used_hashes,
                                         used_hashes < sizeof result->kernel_hashes
@@ -939,7 +946,16 @@ static fv_status plan_and_compile(fv_pipeline *p, const fv_case *c, fv_result *r
         *stage = "schedule";
         free(*kernels);
         *kernels = NULL;
-        FV_TRY(fv_plan_case_excluding(c, &p->device, excluded, reason[0] ? reason : NULL, plan));
+        fv_status planned = fv_plan_case_excluding(c, &p->device, excluded,
+                                                   reason[0] ? reason : NULL, plan);
+        if (planned != FV_OK) {
+            if (excluded_count > 0) {  /* not the plan set aside: say why it was */
+                clear_resources(result);
+                fv_error_prefix("after %s", reason);
+            }
+            fv_error_trace(__FILE__, __LINE__);
+            return planned;
+        }
         clear_resources(result);
         describe_plan(plan, result);
         record_taken_approach(c, plan, result);
@@ -963,13 +979,21 @@ static fv_status plan_and_compile(fv_pipeline *p, const fv_case *c, fv_result *r
         bool relieved = true;
         while (spilled != NULL && relieved && attempts < RELIEF_ATTEMPTS) {
             *stage = "schedule";
+            char spilled_name[sizeof spilled->name];
+            snprintf(spilled_name, sizeof spilled_name, "%s", spilled->name);
             fv_status status = fv_plan_relieve_registers(spilled, spill_bytes, &relieved);
             if (status != FV_OK) {
-                fv_error_prefix("%s (emitted again after spilling)", spilled->name);
+                /* The family offered the form: failing to emit it is our bug
+                 * (an error row), not a case the family does not take. */
+                char message[512];
+                snprintf(message, sizeof message, "%s", fv_error_message());
                 free(*kernels);
                 *kernels = NULL;
                 fv_plan_free(plan);
-                return status;
+                if (status == FV_ERR_NOMEM)
+                    return status;
+                FV_FAIL(FV_ERR_INTERNAL, "%s, emitted again after spilling %d bytes: %s",
+                        spilled_name, spill_bytes, message);
             }
             if (!relieved)
                 break;
@@ -982,8 +1006,9 @@ static fv_status plan_and_compile(fv_pipeline *p, const fv_case *c, fv_result *r
         }
         if (spilled == NULL || excluded_count == 7)
             return FV_OK;
+        /* "in every form" only where the family had no form left for it */
         bool spilled_relieved = false;
-        for (int i = 0; i < attempts; i++)
+        for (int i = 0; i < attempts && !relieved; i++)
             spilled_relieved |= relieved_kernels[i] == spilled;
         size_t used = strlen(reason);
         snprintf(reason + used, sizeof reason - used, "%s%s not used: its kernel spills %d bytes%s%s",
@@ -1045,6 +1070,8 @@ fv_status fv_pipeline_run(fv_pipeline *p, const fv_case *c, fv_result *result, d
     } else if (p->poisoned) {
         fv_result_fail(result, FV_RESULT_SKIPPED, "launch", p->poison_reason);
     } else {
+        if (kernel_sink != NULL)  /* the plan is final: its kernels are launched next */
+            kernel_sink(sink_context, NULL, NULL, p->arch, -1, plan.kernel_count);
         status = run_on_gpu(p, c, &plan, kernels, result, samples, sample_count, report);
     }
     free(kernels);

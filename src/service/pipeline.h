@@ -55,7 +55,9 @@ double fv_pipeline_copy_bandwidth(const fv_pipeline *pipeline);
  * source and resources and its place among the plan's kernels (index of
  * count).  A plan compiled again after a kernel spilled (the kernel emitted
  * again in a lighter form, or its family set aside and the case planned
- * again) counts from 0 again, so the sink also sees forms that never run. */
+ * again) counts from 0 again, so the sink also sees forms that never run.
+ * With a GPU, called once more with `kernel` and `resources` NULL and index
+ * -1 when the plan is final, just before its kernels are launched. */
 typedef void (*fv_pipeline_kernel_sink)(void *context, const fv_kernel_plan *kernel,
                                         const fv_rt_kernel_resources *resources,
                                         const char *arch, int32_t index, int32_t count);
@@ -75,9 +77,10 @@ fv_status fv_pipeline_run(fv_pipeline *pipeline, const fv_case *c, fv_result *re
  * and the case planned without it.  *plan is the plan a run would launch
  * (free it with fv_plan_free); `result` gets the case's identity, the plan's
  * description and the kernels' resources; kernel_sink (may be NULL) is
- * called as by fv_pipeline_run.  On failure (FV_ERR_UNSUPPORTED when no
- * family takes a segment, FV_ERR_NVRTC when a kernel does not compile)
- * nothing is left to free. */
+ * called as by fv_pipeline_run (never with index -1).  On failure
+ * (FV_ERR_UNSUPPORTED when no family takes a segment, FV_ERR_NVRTC when a
+ * kernel does not compile, FV_ERR_INTERNAL when a kernel cannot be emitted
+ * again, FV_ERR_NOMEM) nothing is left to free. */
 fv_status fv_pipeline_plan_compiled(fv_pipeline *pipeline, const fv_case *c, fv_case_plan *plan,
                                     fv_result *result, fv_pipeline_kernel_sink kernel_sink,
                                     void *sink_context);

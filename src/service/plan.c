@@ -208,13 +208,8 @@ fv_status fv_plan_relieve_registers(fv_kernel_plan *kernel, int spill_bytes, boo
         free(source);
         return FV_OK;
     }
-    /* The source keeps the description it was planned with (the spill
-     * count, which another compiler may change, stays out of its hash); the
-     * description, which the result row keeps, begins with the note. */
-    char description[sizeof params.description];
-    snprintf(description, sizeof description, "emitted again after spilling %d bytes: %s; %s",
-             spill_bytes, what, params.description);
-    memcpy(params.description, description, sizeof description);
+    snprintf(kernel->relief_note, sizeof kernel->relief_note,
+             "emitted again after spilling %d bytes: %s", spill_bytes, what);
     free(kernel->source);
     kernel->source = source;
     fv_sha256_hex_of(source, strlen(source), kernel->hash);

@@ -14,6 +14,8 @@ typedef struct fv_kernel_plan {
     char name[64];                 /* kernel name: "fv_segment0_inner_reduction" */
     char *source;                  /* CUDA C */
     char hash[65];                 /* SHA-256 of the source */
+    char relief_note[192];         /* "emitted again after spilling N bytes: ..." once the
+                                      kernel was (fv_plan_relieve_registers), or "" */
 } fv_kernel_plan;
 
 typedef struct fv_case_plan {
@@ -47,11 +49,12 @@ bool fv_plan_uses_approach(const fv_case_plan *plan, fv_case_approach approach);
 
 /* For a kernel that spilled `spill_bytes` bytes: the form of it with fewer
  * registers live that its family offers (fv_scheduler.relieve_registers),
- * emitted in place of the kernel, its description beginning "emitted again
- * after spilling N bytes: ..."; *relieved true.  *relieved false and the
- * kernel unchanged when the family offers none or the form emits the same
- * source.  On failure (out of memory, an emitter error) the kernel is
- * unchanged. */
+ * emitted in place of the kernel, with relief_note "emitted again after
+ * spilling N bytes: ..." (kept out of the source and its description, so
+ * that the hash does not depend on the compiler's spill count); *relieved
+ * true.  *relieved false and the kernel unchanged when the family offers
+ * none or the form emits the same source.  On failure (out of memory, an
+ * emitter error) the kernel is unchanged. */
 fv_status fv_plan_relieve_registers(fv_kernel_plan *kernel, int spill_bytes, bool *relieved);
 
 void fv_plan_free(fv_case_plan *plan);

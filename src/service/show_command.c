@@ -70,10 +70,9 @@ static void note_compiled(void *context, const fv_kernel_plan *kernel,
                           const fv_rt_kernel_resources *resources, const char *arch,
                           int32_t index, int32_t count)
 {
-    (void)kernel;
     (void)arch;
     compiled_kernels *compiled = context;
-    if (index < SHOWN_KERNEL_CAPACITY)
+    if (kernel != NULL && index >= 0 && index < SHOWN_KERNEL_CAPACITY)
         compiled->resources[index] = *resources;
     compiled->count = count;
 }
@@ -102,6 +101,10 @@ static int plan_for_show(const fv_case *c, const fv_options *options, const fv_d
     fv_pipeline_close(pipeline);
     if (status == FV_OK)
         return 0;
+    if (status != FV_ERR_NVRTC && status != FV_ERR_UNSUPPORTED) {
+        fprintf(stderr, "fuservalidate show: %s\n", fv_error_message());
+        return 2;
+    }
     printf("\n--- segments ---\nnot %s: %s\n",
            status == FV_ERR_NVRTC ? "compiled" : "schedulable", fv_error_message());
     return 1;
@@ -132,9 +135,10 @@ static int show_compiled(const fv_case *c, const fv_options *options, bool all)
         for (int32_t k = 0; k < plan.kernel_count; k++) {
             const fv_kernel_plan *kernel = &plan.kernels[k];
             const fv_launch_shape *shape = &kernel->launch;
-            printf("kernel %s: %s\n  grid (%d, %d, %d), block (%d, %d, %d), %d bytes dynamic shared, "
-                   "%lld bytes workspace%s",
-                   kernel->name, kernel->params.description, shape->grid[0], shape->grid[1],
+            printf("kernel %s: %s%s%s\n  grid (%d, %d, %d), block (%d, %d, %d), %d bytes dynamic "
+                   "shared, %lld bytes workspace%s",
+                   kernel->name, kernel->relief_note, kernel->relief_note[0] ? "; " : "",
+                   kernel->params.description, shape->grid[0], shape->grid[1],
                    shape->grid[2], shape->block[0], shape->block[1], shape->block[2],
                    shape->dynamic_shared_bytes, (long long)shape->workspace_bytes,
                    shape->cooperative ? ", cooperative" : "");

@@ -264,23 +264,22 @@ typedef struct case_context {
     worker_state *worker;
     fv_outcome *outcome;
     fv_status status;                   /* first failure inside the sink */
-    bool launch_sent;                   /* "launch" went out after a plan's last kernel */
 } case_context;
 
 /* The pipeline calls this once per kernel of the case, after compiling it;
- * each kernel's source goes to the rank once per worker.  After the last
- * kernel of the plan the GPU stages begin (not in compile-only mode); a
- * plan compiled again after a kernel spilled (its first kernel again) puts
- * the stage back to "compile", so that a crash there is not blamed on the
- * launch. */
+ * each kernel's source goes to the rank once per worker.  Once the plan is
+ * final (kernel NULL, index -1; not in compile-only mode) the GPU stages
+ * begin: a kernel compiled again after another spilled is still "compile". */
 static void collect_kernel(void *context, const fv_kernel_plan *kernel,
                            const fv_rt_kernel_resources *resources, const char *arch,
                            int32_t index, int32_t count)
 {
     case_context *c = context;
-    if (c->status == FV_OK && c->launch_sent && index == 0) {
-        c->status = send_stage("compile");
-        c->launch_sent = false;
+    (void)count;
+    if (kernel == NULL) {
+        if (c->status == FV_OK && index < 0)
+            c->status = send_stage("launch");
+        return;
     }
     if (c->status == FV_OK && !kernel_was_sent(c->worker, kernel->hash)) {
         c->status = fv_outcome_add_kernel(
@@ -289,10 +288,6 @@ static void collect_kernel(void *context, const fv_kernel_plan *kernel,
             resources->static_shared_bytes + (int32_t)kernel->launch.dynamic_shared_bytes);
         if (c->status == FV_OK)
             c->status = remember_kernel(c->worker, kernel->hash);
-    }
-    if (c->status == FV_OK && !c->worker->compile_only && index == count - 1) {
-        c->status = send_stage("launch");
-        c->launch_sent = true;
     }
 }
 
