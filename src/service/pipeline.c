@@ -927,6 +927,61 @@ static fv_status compile_plan(fv_pipeline *p, fv_case_plan *plan, fv_result *res
 
 enum { RELIEF_ATTEMPTS = 4 }; /* kernels emitted again after spilling, per plan */
 
+/* Emits `spilled` again in the lighter form its family offers, if any
+ * (*relieved).  A form the family offered that cannot be emitted is an
+ * internal error, not a case the family does not take: the plan and the
+ * kernels are then freed. */
+static fv_status relieve_one(fv_case_plan *plan, int **kernels, fv_kernel_plan *spilled,
+                             int spill_bytes, bool *relieved)
+{
+    char name[sizeof spilled->name];
+    snprintf(name, sizeof name, "%s", spilled->name);
+    fv_status status = fv_plan_relieve_registers(spilled, spill_bytes, relieved);
+    if (status == FV_OK)
+        return FV_OK;
+    char message[512];
+    snprintf(message, sizeof message, "%s", fv_error_message());
+    free(*kernels);
+    *kernels = NULL;
+    fv_plan_free(plan);
+    if (status == FV_ERR_NOMEM)
+        return status;
+    FV_FAIL(FV_ERR_INTERNAL, "%s, emitted again after spilling %d bytes: %s", name, spill_bytes,
+            message);
+}
+
+/* Emits each kernel that spills again in a form with fewer registers live
+ * and compiles the plan again, while its family offers one (at most
+ * RELIEF_ATTEMPTS times a plan).  On return *spilled is the first kernel
+ * that still spills (NULL if none), with *spill_bytes, and *every_form
+ * whether that kernel was itself emitted again before its family ran out of
+ * forms.  On failure *stage says what failed, as for plan_and_compile. */
+static fv_status relieve_spills(fv_pipeline *p, fv_case_plan *plan, fv_result *result,
+                                int **kernels, const char **stage,
+                                fv_pipeline_kernel_sink kernel_sink, void *sink_context,
+                                fv_kernel_plan **spilled, int *spill_bytes, bool *every_form)
+{
+    const fv_kernel_plan *relieved_kernels[RELIEF_ATTEMPTS] = {NULL};
+    *every_form = false;
+    for (int attempts = 0; *spilled != NULL && attempts < RELIEF_ATTEMPTS; attempts++) {
+        bool relieved;
+        *stage = "schedule";
+        FV_TRY(relieve_one(plan, kernels, *spilled, *spill_bytes, &relieved));
+        if (!relieved) {
+            for (int i = 0; i < attempts; i++)
+                *every_form |= relieved_kernels[i] == *spilled;
+            return FV_OK;
+        }
+        relieved_kernels[attempts] = *spilled;
+        clear_resources(result);
+        describe_plan(plan, result);
+        *stage = "compile";
+        FV_TRY(compile_plan(p, plan, result, *kernels, kernel_sink, sink_context, spilled,
+                            spill_bytes));
+    }
+    return FV_OK;
+}
+
 /* Plans the case and compiles its kernels into *plan and *kernels (loaded
  * kernel indices, -1 without a GPU): a spilling kernel is emitted again in a
  * form with fewer registers live while its family offers one, then its
@@ -971,49 +1026,15 @@ static fv_status plan_and_compile(fv_pipeline *p, const fv_case *c, fv_result *r
         int spill_bytes;
         FV_TRY(compile_plan(p, plan, result, *kernels, kernel_sink, sink_context, &spilled,
                             &spill_bytes));
-        /* A spilling kernel is emitted again in a form with fewer registers
-         * live while its family has one (at most RELIEF_ATTEMPTS times a
-         * plan), before the family is set aside. */
-        const fv_kernel_plan *relieved_kernels[RELIEF_ATTEMPTS] = {NULL};
-        int attempts = 0;
-        bool relieved = true;
-        while (spilled != NULL && relieved && attempts < RELIEF_ATTEMPTS) {
-            *stage = "schedule";
-            char spilled_name[sizeof spilled->name];
-            snprintf(spilled_name, sizeof spilled_name, "%s", spilled->name);
-            fv_status status = fv_plan_relieve_registers(spilled, spill_bytes, &relieved);
-            if (status != FV_OK) {
-                /* The family offered the form: failing to emit it is our bug
-                 * (an error row), not a case the family does not take. */
-                char message[512];
-                snprintf(message, sizeof message, "%s", fv_error_message());
-                free(*kernels);
-                *kernels = NULL;
-                fv_plan_free(plan);
-                if (status == FV_ERR_NOMEM)
-                    return status;
-                FV_FAIL(FV_ERR_INTERNAL, "%s, emitted again after spilling %d bytes: %s",
-                        spilled_name, spill_bytes, message);
-            }
-            if (!relieved)
-                break;
-            relieved_kernels[attempts++] = spilled;
-            clear_resources(result);
-            describe_plan(plan, result);
-            *stage = "compile";
-            FV_TRY(compile_plan(p, plan, result, *kernels, kernel_sink, sink_context, &spilled,
-                                &spill_bytes));
-        }
+        bool every_form;
+        FV_TRY(relieve_spills(p, plan, result, kernels, stage, kernel_sink, sink_context,
+                              &spilled, &spill_bytes, &every_form));
         if (spilled == NULL || excluded_count == 7)
             return FV_OK;
-        /* "in every form" only where the family had no form left for it */
-        bool spilled_relieved = false;
-        for (int i = 0; i < attempts && !relieved; i++)
-            spilled_relieved |= relieved_kernels[i] == spilled;
         size_t used = strlen(reason);
         snprintf(reason + used, sizeof reason - used, "%s%s not used: its kernel spills %d bytes%s%s",
                  used ? "; " : "", spilled->segment->scheduler->name, spill_bytes,
-                 spilled_relieved ? " in every form its family offers" : "",
+                 every_form ? " in every form its family offers" : "",
                  spilled->params.forced_not_good
                      ? " (forced against its heuristic, which judged it not good)"
                      : "");
