@@ -192,7 +192,7 @@ static fv_status prepare_kernel(fv_pipeline *p, const fv_kernel_plan *kernel, fv
     fv_rt_compiled compiled;
     fv_status compile_status = fv_rt_compile(&request, &compiled);
     if (compile_status != FV_OK) {
-        free(compiled.log);  /* the whole log, which a failed compile leaves to us */
+        fv_rt_compiled_free(&compiled);  /* the log, which a failed compile leaves to us */
         fv_error_trace(__FILE__, __LINE__);
         return compile_status;
     }
@@ -900,14 +900,17 @@ static void fill_identity(const fv_pipeline *p, const fv_case *c, fv_result *res
     fv_text_free(&repro);
 }
 
-/* Compiles (and with a GPU loads) every kernel of the plan into `kernels`,
- * noting each one's resources in the result; *spilled is the first kernel
- * that spills registers (NULL if none) and *spill_bytes its spill bytes.
- * Stops at the first kernel that fails to compile or load. */
+/* Compiles (and with a GPU loads) every kernel of the plan into `kernels`;
+ * the result describes the plan afresh and notes each kernel's resources.
+ * *spilled is the first kernel that spills registers (NULL if none) and
+ * *spill_bytes its spill bytes.  Stops at the first kernel that fails to
+ * compile or load. */
 static fv_status compile_plan(fv_pipeline *p, fv_case_plan *plan, fv_result *result,
                               int *kernels, fv_pipeline_kernel_sink kernel_sink,
                               void *sink_context, fv_kernel_plan **spilled, int *spill_bytes)
 {
+    clear_resources(result);
+    describe_plan(plan, result);
     *spilled = NULL;
     *spill_bytes = 0;
     for (int32_t k = 0; k < plan->kernel_count; k++) {
@@ -954,27 +957,23 @@ static fv_status relieve_one(fv_case_plan *plan, int **kernels, fv_kernel_plan *
  * and compiles the plan again, while its family offers one (at most
  * RELIEF_ATTEMPTS times a plan).  On return *spilled is the first kernel
  * that still spills (NULL if none), with *spill_bytes, and *every_form
- * whether that kernel was itself emitted again before its family ran out of
- * forms.  On failure *stage says what failed, as for plan_and_compile. */
+ * whether that kernel was itself emitted again (its relief_note) before its
+ * family ran out of forms.  On failure *stage says what failed, as for
+ * plan_and_compile. */
 static fv_status relieve_spills(fv_pipeline *p, fv_case_plan *plan, fv_result *result,
                                 int **kernels, const char **stage,
                                 fv_pipeline_kernel_sink kernel_sink, void *sink_context,
                                 fv_kernel_plan **spilled, int *spill_bytes, bool *every_form)
 {
-    const fv_kernel_plan *relieved_kernels[RELIEF_ATTEMPTS] = {NULL};
     *every_form = false;
     for (int attempts = 0; *spilled != NULL && attempts < RELIEF_ATTEMPTS; attempts++) {
         bool relieved;
         *stage = "schedule";
         FV_TRY(relieve_one(plan, kernels, *spilled, *spill_bytes, &relieved));
         if (!relieved) {
-            for (int i = 0; i < attempts; i++)
-                *every_form |= relieved_kernels[i] == *spilled;
+            *every_form = (*spilled)->relief_note[0] != '\0';
             return FV_OK;
         }
-        relieved_kernels[attempts] = *spilled;
-        clear_resources(result);
-        describe_plan(plan, result);
         *stage = "compile";
         FV_TRY(compile_plan(p, plan, result, *kernels, kernel_sink, sink_context, spilled,
                             spill_bytes));
@@ -1011,8 +1010,6 @@ static fv_status plan_and_compile(fv_pipeline *p, const fv_case *c, fv_result *r
             fv_error_trace(__FILE__, __LINE__);
             return planned;
         }
-        clear_resources(result);
-        describe_plan(plan, result);
         record_taken_approach(c, plan, result);
         if (excluded_count == 0 && c->approach != FV_APPROACH_AUTO)
             record_auto_approach(p, c, result);  /* the same for every retry */

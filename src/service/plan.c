@@ -39,6 +39,20 @@ static fv_status check_selected(const fv_kernel_plan *kernel, const fv_device *d
     FV_FAIL(FV_ERR_UNSUPPORTED, "%s", why);
 }
 
+/* The kernel's source for `params`, in *source (the caller frees it). */
+static fv_status emit_source(const fv_kernel_plan *kernel, const fv_schedule_params *params,
+                             char **source)
+{
+    fv_text text = {0};
+    fv_status status = kernel->segment->scheduler->emit(&kernel->segment->view, params,
+                                                        kernel->name, &text);
+    *source = status == FV_OK ? fv_text_take(&text) : NULL;
+    fv_text_free(&text);
+    FV_TRY(status);
+    FV_CHECK_ALLOC(*source);
+    return FV_OK;
+}
+
 static fv_status plan_kernel(const fv_case *c, const fv_segment *segment, int index,
                              const fv_device *device, fv_kernel_plan *kernel,
                              bool *not_selected)
@@ -60,15 +74,11 @@ static fv_status plan_kernel(const fv_case *c, const fv_segment *segment, int in
         fv_error_prefix("segment %d (%s)", index, scheduler->name);
         return status;
     }
-    fv_text source = {0};
-    status = scheduler->emit(&segment->view, &kernel->params, kernel->name, &source);
+    status = emit_source(kernel, &kernel->params, &kernel->source);
     if (status != FV_OK) {
-        fv_text_free(&source);
         fv_error_prefix("segment %d (%s)", index, scheduler->name);
         return status;
     }
-    kernel->source = fv_text_take(&source);
-    FV_CHECK_ALLOC(kernel->source);
     fv_sha256_hex_of(kernel->source, strlen(kernel->source), kernel->hash);
     return FV_OK;
 }
@@ -177,20 +187,6 @@ bool fv_plan_uses_approach(const fv_case_plan *plan, fv_case_approach approach)
         if (plan->kernels[k].segment->scheduler->approach == approach)
             return true;
     return false;
-}
-
-/* The kernel's source for `params`, in *source (the caller frees it). */
-static fv_status emit_source(const fv_kernel_plan *kernel, const fv_schedule_params *params,
-                             char **source)
-{
-    fv_text text = {0};
-    fv_status status = kernel->segment->scheduler->emit(&kernel->segment->view, params,
-                                                        kernel->name, &text);
-    *source = status == FV_OK ? fv_text_take(&text) : NULL;
-    fv_text_free(&text);
-    FV_TRY(status);
-    FV_CHECK_ALLOC(*source);
-    return FV_OK;
 }
 
 fv_status fv_plan_relieve_registers(fv_kernel_plan *kernel, int spill_bytes, bool *relieved)
