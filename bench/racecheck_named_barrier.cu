@@ -9,13 +9,16 @@
 //          as the compute group's reductions do;
 //   bit 1: thread 384 alone spins for a while (the producer leader);
 //   bit 2: thread 384 bulk-copies a row on a full mbarrier, the compute threads
-//          wait on it and arrive on an empty mbarrier that thread 384 waits on.
+//          wait on it and arrive on an empty mbarrier that thread 384 waits on;
+//   bit 3: the 128 producer threads pass a named barrier of their own
+//          (bar.sync 2, 128) twice, so every thread has passed as many barriers
+//          when it reaches the __syncthreads() before the exchange.
 // On an H200 (CUDA 13.0) racecheck reports the exchange of exactly the variants
 // with bit 0 set (1, 3, 5, 7), one race each, and none for 0, 2, 4 and 6.
 //
 // Build and run on the GPU machine (not part of the CMake build):
 //   nvcc -O3 -arch=sm_90a -lineinfo bench/racecheck_named_barrier.cu -o /tmp/nb
-//   for v in 0 1 2 3 4 5 6 7; do compute-sanitizer --tool racecheck /tmp/nb $v; done
+//   for v in $(seq 0 15); do compute-sanitizer --tool racecheck /tmp/nb $v; done
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
@@ -70,6 +73,12 @@ __global__ void exchange(int variant, const float *row, float *out, int spin)
             value += group_scratch[(t / 32 + 1) % 12];
         }
     }
+    if (variant & 8) {
+        if (t >= 384) {
+            named_sync(2, 128);
+            named_sync(2, 128);
+        }
+    }
     if (variant & 2) {
         if (t == 384) {
             volatile float sink = 0;
@@ -96,13 +105,14 @@ int main(int argc, char **argv)
         cudaMalloc(&row, 1024 * sizeof(float)) != cudaSuccess ||
         cudaMemset(row, 0, 1024 * sizeof(float)) != cudaSuccess)
         return 1;
-    for (int variant = 0; variant < 8; ++variant) {
+    for (int variant = 0; variant < 16; ++variant) {
         if (only >= 0 && variant != only)
             continue;
         exchange<<<8, 512>>>(variant, row, out, 10000);
         cudaError_t status = cudaDeviceSynchronize();
-        std::printf("variant %d (named barrier %d, lone spinning thread %d, mbarrier handshake %d): %s\n",
-                    variant, variant & 1, (variant >> 1) & 1, (variant >> 2) & 1,
+        std::printf("variant %d (named barrier %d, lone spinning thread %d, mbarrier handshake %d, "
+                    "producer's own named barrier %d): %s\n",
+                    variant, variant & 1, (variant >> 1) & 1, (variant >> 2) & 1, (variant >> 3) & 1,
                     cudaGetErrorString(status));
     }
     cudaFree(row);

@@ -1024,8 +1024,9 @@ END_TEST
 
 /* A row that fits neither registers nor shared memory even in clusters of 8
  * blocks (bf16, H = 262144: 32768 columns a block need 2 x 64 partial
- * registers per thread at 512 threads): the plan falls back to the general
- * families and says why. */
+ * registers per thread at 512 threads): the plan sets the persistent family
+ * aside and says why; dx and the row sums it needs take one multipass
+ * kernel, dw and db an outer reduction. */
 START_TEST(oversized_rows_fall_back)
 {
     planned_kernel oversized;
@@ -1033,7 +1034,7 @@ START_TEST(oversized_rows_fall_back)
                  &oversized);
     const fv_case_plan *plan = &oversized.plan;
     ck_assert_int_eq(plan->kernel_count, 2);
-    ck_assert_str_eq(plan->segmentation.segments[0].scheduler->name, "inner_reduction");
+    ck_assert_str_eq(plan->segmentation.segments[0].scheduler->name, "inner_multipass");
     ck_assert_str_eq(plan->segmentation.segments[1].scheduler->name, "outer_reduction");
     ck_assert_msg(strstr(plan->fallback, "inner_outer_persistent") != NULL, "%s",
                   plan->fallback);
@@ -2046,7 +2047,8 @@ START_TEST(spilling_kernels_unroll_their_row_copies_by_four)
         fv_case_approach approach;
         const char *family;
     } kept[] = {
-        {NORM_SOFTMAX, FV_F32, 128257, FV_APPROACH_AUTO, "inner_reduction"},  /* general path */
+        /* general path: the multipass kernel's rows outgrow the L2 */
+        {NORM_LAYER_FORWARD, FV_F32, 131072, FV_APPROACH_AUTO, "inner_reduction"},
         {NORM_LAYER_FORWARD, FV_BF16, 1024, FV_APPROACH_AUTO, "inner_persistent"},  /* 1 copy */
         /* already 4 at a time (fetch_unrolled_wholly): the form changes nothing */
         {NORM_SOFTMAX, FV_F32, 32767, FV_APPROACH_AUTO, "inner_persistent"},
@@ -2067,6 +2069,87 @@ START_TEST(spilling_kernels_unroll_their_row_copies_by_four)
         free(before);
         planned_free(&planned);
     }
+}
+END_TEST
+
+/* Rows no persistent budget holds take one inner_multipass kernel: a block
+ * of 1024 threads per row, a pass over the row per reduction level (two
+ * for a var_mean) and one for the outputs, passes alternating direction;
+ * rows whose length the 16-byte vector does not divide walk their span's
+ * aligned chunks with the lanes outside the row left out of the reductions.
+ * The general path keeps layer norm where the rows in flight outgrow the
+ * L2 (H200's 50 MiB, not B200's 126 MiB). */
+START_TEST(rows_no_block_holds_take_one_multipass_kernel)
+{
+    planned_kernel planned;
+    plan_norm_on(NORM_SOFTMAX, FV_BF16, 4096, 128256, FV_APPROACH_AUTO, "H200", &planned);
+    ck_assert_int_eq(planned.plan.kernel_count, 1);
+    const fv_kernel_plan *kernel = &planned.plan.kernels[0];
+    ck_assert_str_eq(kernel->segment->scheduler->name, "inner_multipass");
+    ck_assert_msg(strstr(planned.plan.fallback, "inner_persistent not used") != NULL, "%s",
+                  planned.plan.fallback);
+    ck_assert_msg(strstr(kernel->params.description, "8-element vectors, 3 passes over each row "
+                                                     "(2 reduction levels") != NULL,
+                  "%s", kernel->params.description);
+    ck_assert_int_eq(kernel->launch.grid[0], 132);
+    ck_assert_int_eq(kernel->launch.block[0], 1024);
+    ck_assert_ptr_nonnull(strstr(kernel->source, "__launch_bounds__(1024, 1)"));
+    ck_assert_ptr_nonnull(strstr(kernel->source, "fv_row_max<1024>"));
+    ck_assert_ptr_nonnull(strstr(kernel->source, "vector_index >= 0; vector_index -= 1024"));
+    ck_assert_ptr_null(strstr(kernel->source, "fv_in_row(column + lane"));
+    /* relief: the passes one iteration at a time, then no form left */
+    fv_kernel_plan *relieved_kernel = &planned.plan.kernels[0];
+    bool relieved = false;
+    FV_ASSERT_OK(fv_plan_relieve_registers(relieved_kernel, 8, &relieved));
+    ck_assert(relieved);
+    ck_assert_ptr_null(strstr(relieved_kernel->source, "#pragma unroll 4"));
+    ck_assert_str_eq(relieved_kernel->relief_note,
+                     "emitted again after spilling 8 bytes: passes not unrolled (were 4 "
+                     "iterations at a time)");
+    FV_ASSERT_OK(fv_plan_relieve_registers(relieved_kernel, 8, &relieved));
+    ck_assert(!relieved);
+    planned_free(&planned);
+
+    /* an odd length: the span's chunks, lanes outside the row masked */
+    plan_norm_on(NORM_SOFTMAX, FV_BF16, 4096, 128257, FV_APPROACH_AUTO, "H200", &planned);
+    kernel = &planned.plan.kernels[0];
+    ck_assert_str_eq(kernel->segment->scheduler->name, "inner_multipass");
+    ck_assert_msg(strstr(kernel->params.description,
+                         "8-element vectors on the aligned chunks of each row's span") != NULL,
+                  "%s", kernel->params.description);
+    ck_assert_ptr_nonnull(strstr(kernel->source, "fv_load_chunk<8>(in0 + (row) * inner + (column)"));
+    ck_assert_ptr_nonnull(strstr(kernel->source, "if (fv_in_row(column + lane, inner))"));
+    ck_assert_ptr_nonnull(strstr(kernel->source, "fv_store_lanes<8>(out0"));
+    planned_free(&planned);
+
+    /* with row constants (w, b [H]) the shorter vectors that divide the row:
+     * the chunks of w would not be aligned */
+    plan_norm_on(NORM_LAYER_FORWARD, FV_BF16, 4096, 131070, FV_APPROACH_AUTO, "H200", &planned);
+    kernel = &planned.plan.kernels[0];
+    ck_assert_str_eq(kernel->segment->scheduler->name, "inner_multipass");
+    ck_assert_msg(strstr(kernel->params.description, "2-element vectors, 3 passes") != NULL, "%s",
+                  kernel->params.description);
+    ck_assert_ptr_null(strstr(kernel->source, "fv_load_chunk<"));
+    planned_free(&planned);
+
+    /* layer norm: var_mean in two passes; 512 KiB rows outgrow the H200's L2 */
+    plan_norm_on(NORM_LAYER_FORWARD, FV_F32, 4096, 131072, FV_APPROACH_AUTO, "B200", &planned);
+    kernel = &planned.plan.kernels[0];
+    ck_assert_str_eq(kernel->segment->scheduler->name, "inner_multipass");
+    ck_assert_msg(strstr(kernel->params.description, "3 passes over each row (1 reduction "
+                                                     "level") != NULL,
+                  "%s", kernel->params.description);
+    ck_assert_ptr_nonnull(strstr(kernel->source, "squares0 += deviation * deviation;"));
+    ck_assert_ptr_null(strstr(kernel->source, "fv_welford_add(accumulator"));
+    planned_free(&planned);
+    plan_norm_on(NORM_LAYER_FORWARD, FV_F32, 4096, 131072, FV_APPROACH_AUTO, "H200", &planned);
+    ck_assert_int_eq(planned.plan.kernel_count, 2);
+    ck_assert_str_eq(planned.plan.kernels[0].segment->scheduler->name, "inner_reduction");
+    ck_assert_msg(strstr(planned.plan.fallback, "inner_multipass not used: segment 0 "
+                                                "(inner_multipass): rows in flight (66 MiB, a "
+                                                "row per SM) outgrow the L2 (50 MiB)") != NULL,
+                  "%s", planned.plan.fallback);
+    planned_free(&planned);
 }
 END_TEST
 
@@ -2092,6 +2175,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, stage_two_loads_a_threads_rows_at_once);
     tcase_add_test(tcase, clustered_rows_keep_partials_in_shared_memory);
     tcase_add_test(tcase, oversized_rows_fall_back);
+    tcase_add_test(tcase, rows_no_block_holds_take_one_multipass_kernel);
     tcase_add_test(tcase, forward_norms_are_inner_persistent);
     tcase_add_test(tcase, forward_rows_held_as_float_in_one_wave);
     tcase_add_test(tcase, forward_blocks_of_two_rows);

@@ -335,6 +335,20 @@ __device__ __forceinline__ void fv_load_lanes(const T *__restrict__ p, long long
         out[lane] = fv_in_row(first + lane, length) ? fv_to_float(p[lane]) : 0.0f;
 }
 
+// Loads a chunk of a tensor along both axes as floats, the chunk being
+// aligned to its N elements (p = the tensor + a multiple of N): a chunk wholly
+// in the row as one vector, a chunk at the row's ends lane by lane (lanes
+// outside the row are 0 and not read).
+template <int N, typename T>
+__device__ __forceinline__ void fv_load_chunk(const T *__restrict__ p, long long first,
+                                              long long length, float (&out)[N])
+{
+    if (first >= 0 && first + N <= length)
+        fv_load<N>(p, out);
+    else
+        fv_load_lanes<N>(p, first, length, out);
+}
+
 // fv_load_lanes for double-precision and integer tensors.
 template <int N, typename T, typename R>
 __device__ __forceinline__ void fv_load_lanes_exact(const T *__restrict__ p, long long first,

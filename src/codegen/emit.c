@@ -480,9 +480,13 @@ static void emit_load(fv_emitter *emitter, int32_t value, fv_emit_index where)
             line += length + (end ? 1 : 0);
         }
     } else if (fv_codegen_spans_inner(emitter->view, value) && emitter->span_lanes) {
+        bool chunk = emitter->load_span_chunks && float_storage(v->dtype) &&
+                     fv_codegen_spans_outer(emitter->view, value);
         fv_codegen_line(emitter, "%s v%d[%d];", type, (int)value, emitter->vector);
         fv_codegen_line(emitter, "%s<%d>(in%d + %s, %s, inner, v%d);",
-                        float_storage(v->dtype) ? "fv_load_lanes" : "fv_load_lanes_exact",
+                        chunk                     ? "fv_load_chunk"
+                        : float_storage(v->dtype) ? "fv_load_lanes"
+                                                  : "fv_load_lanes_exact",
                         emitter->vector, position, offset, where.inner, (int)value);
     } else if (fv_codegen_spans_inner(emitter->view, value)) {
         fv_codegen_line(emitter, "%s v%d[%d];", type, (int)value, emitter->vector);

@@ -26,6 +26,7 @@ extern const char fv_skeleton_pointwise[];
 extern const char fv_skeleton_inner_reduction[];
 extern const char fv_skeleton_outer_reduction[];
 extern const char fv_skeleton_inner_persistent[];
+extern const char fv_skeleton_inner_multipass[];
 extern const char fv_skeleton_inner_outer_persistent[];
 extern const char fv_skeleton_warp_specialized[];
 extern const char fv_skeleton_inner_outer_stage_two[];
@@ -57,6 +58,11 @@ typedef struct fv_emitter {
      * inner expression is then the chunk's first column, negative before the
      * row. */
     bool span_lanes;
+    /* With span_lanes, the inputs along both axes are read from device
+     * memory on their span's chunks (set by inner_multipass): a chunk is
+     * aligned to its vector there, so a chunk wholly in the row is one vector
+     * load (fv_load_chunk); the row constants stay lane by lane. */
+    bool load_span_chunks;
 } fv_emitter;
 
 /* Index expressions of the element a thread is at. */

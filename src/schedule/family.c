@@ -116,3 +116,77 @@ void fv_family_combine(fv_emitter *e, const fv_op *reduction, const char *target
     else
         fv_codegen_line(e, "%s += %s;", target, value);
 }
+
+/* ------------------------------------------- row reductions in registers */
+
+static const char *accumulator_type(const fv_fusion *fusion, const fv_op *op)
+{
+    if (op->kind == FV_OP_VAR_MEAN)
+        return "fv_welford";
+    return fv_codegen_register_type(fusion->values[op->outputs[0]].dtype);
+}
+
+void fv_family_emit_accumulators(fv_emitter *e, const fv_op *const *reductions, int count,
+                                 int first)
+{
+    for (int r = 0; r < count; r++) {
+        const char *type = accumulator_type(e->view->fusion, reductions[r]);
+        const char *start = reductions[r]->kind == FV_OP_VAR_MEAN ? "{0.0f, 0.0f, 0.0f}"
+                            : reductions[r]->kind == FV_OP_MAX    ? "-INFINITY"
+                                                                  : "0";
+        fv_codegen_line(e, "%s accumulator%d = %s;  // %s", type, first + r, start,
+                        fv_ir_op_name(reductions[r]->kind));
+    }
+}
+
+void fv_family_emit_accumulate(fv_emitter *e, const fv_op *const *reductions, int count,
+                               int first)
+{
+    for (int r = 0; r < count; r++) {
+        char input[64];
+        int n = first + r;
+        fv_codegen_value(e, reductions[r]->inputs[0], "lane", input, sizeof input);
+        fv_codegen_line(e, "#pragma unroll");
+        fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", e->vector);
+        const char *indent = "    ";
+        if (e->span_lanes) {
+            fv_codegen_line(e, "    if (fv_in_row(column + lane, inner))");
+            indent = "        ";
+        }
+        if (reductions[r]->kind == FV_OP_VAR_MEAN)
+            fv_codegen_line(e, "%sfv_welford_add(accumulator%d, %s);", indent, n, input);
+        else if (reductions[r]->kind == FV_OP_MAX)
+            fv_codegen_line(e, "%saccumulator%d = fv_maximum(accumulator%d, %s);", indent, n, n,
+                            input);
+        else
+            fv_codegen_line(e, "%saccumulator%d += %s;", indent, n, input);
+    }
+}
+
+void fv_family_emit_row_reduce(fv_emitter *e, const fv_op *const *reductions, int count,
+                               int first, int block_x)
+{
+    const fv_fusion *fusion = e->view->fusion;
+    for (int r = 0; r < count; r++) {
+        const fv_op *op = reductions[r];
+        int n = first + r;
+        char expression[128];
+        if (op->kind == FV_OP_VAR_MEAN) {
+            fv_codegen_line(e, "accumulator%d = fv_row_welford<%d>(accumulator%d, reduction_scratch);",
+                            n, block_x, n);
+            snprintf(expression, sizeof expression, "accumulator%d.m2 / (accumulator%d.count - %lld.0f)",
+                     n, n, (long long)op->correction);
+            fv_codegen_declare(e, op->outputs[0], expression);
+            snprintf(expression, sizeof expression, "accumulator%d.mean", n);
+            fv_codegen_declare(e, op->outputs[1], expression);
+            continue;
+        }
+        fv_codegen_line(e, "accumulator%d = fv_row_%s<%d>(accumulator%d, reduction_scratch);", n,
+                        op->kind == FV_OP_MAX ? "max" : "sum", block_x, n);
+        char accumulator[32];
+        snprintf(accumulator, sizeof accumulator, "accumulator%d", n);
+        fv_codegen_rounded(fusion->values[op->outputs[0]].dtype, accumulator, expression,
+                           sizeof expression);
+        fv_codegen_declare(e, op->outputs[0], expression);
+    }
+}

@@ -45,4 +45,22 @@ void fv_family_combine(fv_emitter *e, const fv_op *reduction, const char *target
  * already marked depend on within the segment (walking its ops backwards). */
 void fv_family_needed_closure(const fv_segment_view *view, bool *needed);
 
+/* Row reductions accumulated in registers (inner_reduction, inner_multipass):
+ * declares accumulator<first> .. accumulator<first + count - 1>, one per
+ * reduction, at its identity (a Welford state for var_mean). */
+void fv_family_emit_accumulators(fv_emitter *e, const fv_op *const *reductions, int count,
+                                 int first);
+
+/* Adds the thread's `vector` lanes of each reduction's input (computed
+ * before this) to its accumulator; with span_lanes, only the lanes in the
+ * row (`column` the chunk's first column). */
+void fv_family_emit_accumulate(fv_emitter *e, const fv_op *const *reductions, int count,
+                               int first);
+
+/* Combines each accumulator over the row's `block_x` threads (every thread
+ * gets the result; `reduction_scratch` holds 96 floats per row) and declares
+ * the reductions' outputs from them, rounded to their dtype. */
+void fv_family_emit_row_reduce(fv_emitter *e, const fv_op *const *reductions, int count,
+                               int first, int block_x);
+
 #endif

@@ -65,68 +65,6 @@ typedef struct inner_sections {
     fv_text prologue, accumulators, body, reduce, epilogue, parameters;
 } inner_sections;
 
-static const char *accumulator_type(const fv_fusion *fusion, const fv_op *op)
-{
-    if (op->kind == FV_OP_VAR_MEAN)
-        return "fv_welford";
-    return fv_codegen_register_type(fusion->values[op->outputs[0]].dtype);
-}
-
-static void emit_accumulators(fv_emitter *e, const fv_op *const *reductions, int count)
-{
-    for (int r = 0; r < count; r++) {
-        const char *type = accumulator_type(e->view->fusion, reductions[r]);
-        const char *start = reductions[r]->kind == FV_OP_VAR_MEAN ? "{0.0f, 0.0f, 0.0f}"
-                            : reductions[r]->kind == FV_OP_MAX    ? "-INFINITY"
-                                                                  : "0";
-        fv_codegen_line(e, "%s accumulator%d = %s;  // %s", type, r, start,
-                        fv_ir_op_name(reductions[r]->kind));
-    }
-}
-
-static void emit_accumulate(fv_emitter *e, const fv_op *const *reductions, int count)
-{
-    for (int r = 0; r < count; r++) {
-        char input[64];
-        fv_codegen_value(e, reductions[r]->inputs[0], "lane", input, sizeof input);
-        fv_codegen_line(e, "#pragma unroll");
-        fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", e->vector);
-        if (reductions[r]->kind == FV_OP_VAR_MEAN)
-            fv_codegen_line(e, "    fv_welford_add(accumulator%d, %s);", r, input);
-        else if (reductions[r]->kind == FV_OP_MAX)
-            fv_codegen_line(e, "    accumulator%d = fv_maximum(accumulator%d, %s);", r, r, input);
-        else
-            fv_codegen_line(e, "    accumulator%d += %s;", r, input);
-    }
-}
-
-/* Combines each row group's accumulators and declares the results. */
-static void emit_reduce(fv_emitter *e, const fv_op *const *reductions, int count, int block_x)
-{
-    const fv_fusion *fusion = e->view->fusion;
-    for (int r = 0; r < count; r++) {
-        const fv_op *op = reductions[r];
-        char expression[128];
-        if (op->kind == FV_OP_VAR_MEAN) {
-            fv_codegen_line(e, "accumulator%d = fv_row_welford<%d>(accumulator%d, reduction_scratch);",
-                            r, block_x, r);
-            snprintf(expression, sizeof expression, "accumulator%d.m2 / (accumulator%d.count - %lld.0f)",
-                     r, r, (long long)op->correction);
-            fv_codegen_declare(e, op->outputs[0], expression);
-            snprintf(expression, sizeof expression, "accumulator%d.mean", r);
-            fv_codegen_declare(e, op->outputs[1], expression);
-            continue;
-        }
-        fv_codegen_line(e, "accumulator%d = fv_row_%s<%d>(accumulator%d, reduction_scratch);", r,
-                        op->kind == FV_OP_MAX ? "max" : "sum", block_x, r);
-        char accumulator[32];
-        snprintf(accumulator, sizeof accumulator, "accumulator%d", r);
-        fv_codegen_rounded(fusion->values[op->outputs[0]].dtype, accumulator, expression,
-                           sizeof expression);
-        fv_codegen_declare(e, op->outputs[0], expression);
-    }
-}
-
 /* Marks the values needed to compute `targets` (ignoring what is declared). */
 static fv_status emit_sections(const fv_segment_view *view, const fv_schedule_params *params,
                                inner_sections *s)
@@ -153,7 +91,7 @@ static fv_status emit_sections(const fv_segment_view *view, const fv_schedule_pa
     e.out = &s->prologue;
     fv_codegen_compute(&e, targets, (fv_emit_index){"safe_row", "0"});
     e.out = &s->accumulators;
-    emit_accumulators(&e, reductions, count);
+    fv_family_emit_accumulators(&e, reductions, count, 0);
     /* Body: reduction inputs and the outputs that span the row. */
     bool *before_body = fv_codegen_save(&e);
     memset(targets, 0, (size_t)fusion->value_count + 1);
@@ -169,10 +107,10 @@ static fv_status emit_sections(const fv_segment_view *view, const fv_schedule_pa
         fv_codegen_compute_output(&e, targets, (int)o, id, (fv_emit_index){"safe_row", "column"},
                                    (fv_emit_index){"row", "column"});
     }
-    emit_accumulate(&e, reductions, count);
+    fv_family_emit_accumulate(&e, reductions, count, 0);
     fv_codegen_restore(&e, before_body);
     e.out = &s->reduce;
-    emit_reduce(&e, reductions, count, params->block_x);
+    fv_family_emit_row_reduce(&e, reductions, count, 0, params->block_x);
     /* Epilogue: the row-level outputs. */
     e.out = &s->epilogue;
     for (int32_t o = 0; o < fusion->output_count; o++) {

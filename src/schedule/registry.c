@@ -9,6 +9,7 @@ static const fv_scheduler *const registry[] = {
     &fv_sched_inner_outer_persistent,
     &fv_sched_inner_tma,
     &fv_sched_inner_persistent,
+    &fv_sched_inner_multipass,
     &fv_sched_pointwise,
     &fv_sched_inner_reduction,
     &fv_sched_outer_reduction,

@@ -145,6 +145,7 @@ extern const fv_scheduler fv_sched_pointwise;
 extern const fv_scheduler fv_sched_inner_reduction;
 extern const fv_scheduler fv_sched_outer_reduction;
 extern const fv_scheduler fv_sched_inner_persistent;
+extern const fv_scheduler fv_sched_inner_multipass;
 extern const fv_scheduler fv_sched_inner_outer_persistent;
 extern const fv_scheduler fv_sched_inner_tma;
 extern const fv_scheduler fv_sched_inner_outer_ws;

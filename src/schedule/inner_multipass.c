@@ -1,0 +1,536 @@
+/* inner_multipass.c: the inner-multipass family: forward norms and softmax
+ * whose rows no persistent budget holds (e.g. softmax over a 128256-word
+ * vocabulary).  One kernel instead of the general path's two or three: a
+ * block per row walks the row once per reduction level (softmax: the
+ * maximum, then the sum of exponentials) and once more for the outputs,
+ * reading the inputs from device memory in each pass.  The passes after the
+ * first find the row in L2 while the rows in flight fit it, so DRAM sees
+ * each input read about once; the general path reads it from DRAM in every
+ * kernel.  The segmenter asks this family after inner_persistent, so it only
+ * takes the rows that family set aside for their length. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedule/family.h"
+
+enum {
+    MAX_REDUCTIONS = 16,
+    MAX_LEVELS = 8,
+    /* params->extra: */
+    EXTRA_UNROLL = 0,          /* iterations of a pass unrolled (loads in flight per thread) */
+    EXTRA_SPANS = 1,           /* rows walked on the aligned chunks of their span */
+    PASS_UNROLL = 4,
+};
+
+/* The segment's reductions, each with its level: 1 + the highest level its
+ * input depends on (softmax: max 1, sum 2); `level` per value id. */
+typedef struct multipass_analysis {
+    const fv_op *reductions[MAX_REDUCTIONS];
+    int reduction_level[MAX_REDUCTIONS];
+    int count, levels;
+    int passes;  /* over each row: one per level, two for a level with a var_mean, one more
+                    for the outputs */
+    int *level;
+} multipass_analysis;
+
+static fv_status analyze(const fv_segment_view *view, multipass_analysis *a)
+{
+    memset(a, 0, sizeof *a);
+    const fv_fusion *fusion = view->fusion;
+    a->level = calloc((size_t)fusion->value_count + 1, sizeof(int));
+    if (a->level == NULL)
+        FV_FAIL(FV_ERR_NOMEM, "out of memory analysing a segment");
+    for (int32_t i = 0; i < view->op_count; i++) {
+        const fv_op *op = &fusion->ops[view->order[i]];
+        int level = 0;
+        for (int k = 0; k < op->input_count; k++)
+            level = a->level[op->inputs[k]] > level ? a->level[op->inputs[k]] : level;
+        if (fv_ir_op_category(op->kind) == FV_CATEGORY_REDUCTION &&
+            !fv_ir_is_trivial_reduction(fusion, op) && a->count < MAX_REDUCTIONS) {
+            level++;
+            a->reduction_level[a->count] = level;
+            a->reductions[a->count++] = op;
+            a->levels = level > a->levels ? level : a->levels;
+        }
+        for (int k = 0; k < op->output_count; k++)
+            a->level[op->outputs[k]] = level;
+    }
+    a->passes = a->levels + 1;
+    for (int level = 1; level <= a->levels; level++) {
+        bool var_mean = false;
+        for (int r = 0; r < a->count; r++)
+            var_mean = var_mean || (a->reduction_level[r] == level &&
+                                    a->reductions[r]->kind == FV_OP_VAR_MEAN);
+        a->passes += var_mean;
+    }
+    return FV_OK;
+}
+
+/* ----------------------------------------------------------- acceptance */
+
+static bool check_segment(const fv_segment_view *view, const multipass_analysis *a, char *why,
+                          size_t size)
+{
+    if (!fv_family_common_checks(view, why, size))
+        return false;
+    if (view->axis_count != 2)
+        return fv_family_reject(why, size, "inner_multipass: needs an [outer, inner] segment");
+    if (a->count == 0)
+        return fv_family_reject(why, size, "inner_multipass: no reduction");
+    if (a->count >= MAX_REDUCTIONS || a->levels > MAX_LEVELS)
+        return fv_family_reject(why, size, "inner_multipass: more than %d reductions or %d levels",
+                                MAX_REDUCTIONS - 1, MAX_LEVELS);
+    if (view->reduced_axes != 1 << 1)
+        return fv_family_reject(why, size, "inner_multipass: a reduction is not over the inner axis");
+    const fv_fusion *fusion = view->fusion;
+    bool normalizes = false;
+    for (int32_t v = 0; v < fusion->value_count; v++)
+        normalizes = normalizes || (a->level[v] > 0 && fv_codegen_spans_inner(view, v));
+    if (!normalizes)
+        return fv_family_reject(why, size,
+                                "inner_multipass: no reduced value is used along the reduced axis");
+    for (int r = 0; r < a->count; r++)
+        for (int k = 0; k < a->reductions[r]->output_count; k++)
+            if (fusion->values[a->reductions[r]->outputs[k]].dtype != FV_F32)
+                return fv_family_reject(why, size,
+                                        "inner_multipass: reductions must accumulate in fp32");
+    return true;
+}
+
+static bool multipass_accepts(const fv_segment_view *view, char *why, size_t size)
+{
+    multipass_analysis a;
+    if (analyze(view, &a) != FV_OK)
+        return fv_family_reject(why, size, "out of memory");
+    bool ok = check_segment(view, &a, why, size);
+    free(a.level);
+    return ok;
+}
+
+/* ------------------------------------------------------------ choosing */
+
+/* True if an input spans the inner axis only (a weight or bias [H]). */
+static bool has_row_constants(const fv_segment_view *view)
+{
+    const fv_fusion *fusion = view->fusion;
+    for (int32_t i = 0; i < fusion->input_count; i++) {
+        int32_t v = fusion->inputs[i];
+        if (fusion->values[v].kind == FV_VALUE_TENSOR && fv_codegen_spans_inner(view, v) &&
+            !fv_codegen_spans_outer(view, v))
+            return true;
+    }
+    return false;
+}
+
+/* Bytes one row's passes read: every input that spans both axes. */
+static int64_t row_input_bytes(const fv_segment_view *view, int64_t inner)
+{
+    const fv_fusion *fusion = view->fusion;
+    int64_t bytes = 0;
+    for (int32_t i = 0; i < fusion->input_count; i++) {
+        int32_t v = fusion->inputs[i];
+        if (fusion->values[v].kind == FV_VALUE_TENSOR && fv_codegen_spans_inner(view, v) &&
+            fv_codegen_spans_outer(view, v))
+            bytes += inner * (int64_t)fv_dtype_size(fusion->values[v].dtype);
+    }
+    return bytes;
+}
+
+/* One block of 1024 threads per SM: the most threads per SM at the fewest
+ * rows in flight (two blocks of 512 measured 1-26% slower on an H200).  A
+ * row whose length the 16-byte vector does not divide is walked on its
+ * span's chunks, unless the fusion has row constants (a weight [H]): their
+ * chunks are not aligned, and lane by lane loads of them measured 13-34%
+ * slower than the shorter vectors that divide the row. */
+static fv_status multipass_choose(const fv_segment_view *view, const fv_case *c,
+                                  const fv_device *device, fv_schedule_params *params)
+{
+    multipass_analysis a;
+    FV_TRY(analyze(view, &a));
+    int levels = a.levels, passes = a.passes;
+    bool has_var_mean = passes > levels + 1;
+    free(a.level);
+    int64_t outer, inner;
+    fv_sched_canonical_extents(view, c, &outer, &inner);
+    memset(params, 0, sizeof *params);
+    /* the widest 16-byte vector; a row whose length it does not divide is
+     * walked on its span's chunks */
+    int full_vector = fv_family_vector_width(view, 16);
+    params->vector = fv_family_vector_width(view, inner);
+    bool spans = params->vector < full_vector && !has_row_constants(view);
+    if (spans)
+        params->vector = full_vector;
+    int64_t row_bytes = row_input_bytes(view, inner);
+    if (has_var_mean && device->sm_count * row_bytes > device->l2_bytes)
+        FV_FAIL(FV_ERR_UNSUPPORTED,
+                "rows in flight (%lld MiB, a row per SM) outgrow the L2 (%lld MiB): var_mean's two "
+                "passes and the outputs' would read each row from device memory three times, "
+                "the general path twice",
+                (long long)((device->sm_count * row_bytes) >> 20),
+                (long long)(device->l2_bytes >> 20));
+    params->block_x = device->max_threads_per_block < 1024 ? device->max_threads_per_block : 1024;
+    params->block_y = 1;
+    params->grid_limit = device->sm_count;
+    params->extra[EXTRA_UNROLL] = PASS_UNROLL;
+    params->extra[EXTRA_SPANS] = spans;
+    int64_t in_flight = (int64_t)params->grid_limit * row_bytes;
+    snprintf(params->description, sizeof params->description,
+             "inner multipass: a row per block of %d threads, one block per SM, %d-element "
+             "vectors%s, %d passes over each row (%d reduction level%s, then the outputs); rows "
+             "in flight %lld MiB (%d x %d KiB read per pass) against %lld MiB of L2",
+             params->block_x, params->vector,
+             spans ? " on the aligned chunks of each row's span" : "", passes, levels,
+             levels == 1 ? "" : "s", (long long)(in_flight >> 20),
+             params->grid_limit, (int)((row_bytes + 1023) / 1024),
+             (long long)(device->l2_bytes >> 20));
+    return FV_OK;
+}
+
+/* ------------------------------------------------------------ emitting */
+
+typedef struct multipass_sections {
+    fv_text row_start, prologue, passes, epilogue, parameters;
+} multipass_sections;
+
+/* Opens a loop over the thread's vectors of the row: forward on even
+ * passes, backward on odd ones; `unroll` iterations at a time. */
+static void open_pass(fv_emitter *e, int pass, int block_x, int unroll)
+{
+    if (unroll > 1)
+        fv_codegen_line(e, "#pragma unroll %d", unroll);
+    if (pass % 2 == 0)
+        fv_codegen_line(e, "for (long long vector_index = threadIdx.x; vector_index < "
+                           "row_vectors; vector_index += %d) {", block_x);
+    else
+        fv_codegen_line(e, "for (long long vector_index = row_vectors - 1 - threadIdx.x; "
+                           "vector_index >= 0; vector_index -= %d) {", block_x);
+    e->indent += 4;
+    if (e->span_lanes)
+        fv_codegen_line(e, "const long long column = (first_chunk + vector_index) * %d - "
+                           "row_start;  // negative before the row", e->vector);
+    else
+        fv_codegen_line(e, "const long long column = vector_index * %d;", e->vector);
+}
+
+static void close_pass(fv_emitter *e)
+{
+    e->indent -= 4;
+    fv_codegen_line(e, "}");
+}
+
+/* The values every pass and the epilogue need (reduction inputs, outputs
+ * and what they depend on), in `needed`. */
+static void mark_needed(const fv_segment_view *view, const multipass_analysis *a, bool *needed)
+{
+    const fv_fusion *fusion = view->fusion;
+    memset(needed, 0, (size_t)fusion->value_count + 1);
+    for (int r = 0; r < a->count; r++)
+        needed[a->reductions[r]->inputs[0]] = true;
+    for (int32_t o = 0; o < fusion->output_count; o++)
+        needed[fusion->outputs[o]] = true;
+    fv_family_needed_closure(view, needed);
+}
+
+/* Row values (one per row, not along it) of `level` that the kernel needs:
+ * computed once per row, before the passes (level 0) or after the
+ * reduction of their level. */
+static void emit_row_values(fv_emitter *e, const multipass_analysis *a, const bool *needed,
+                            bool *targets, int level)
+{
+    const fv_fusion *fusion = e->view->fusion;
+    for (int32_t v = 0; v < fusion->value_count; v++)
+        targets[v] = needed[v] && fusion->values[v].kind == FV_VALUE_TENSOR &&
+                     !fv_codegen_spans_inner(e->view, v) && a->level[v] == level;
+    fv_codegen_compute(e, targets, (fv_emit_index){"row", "0"});
+}
+
+/* The reductions of one level, each with its accumulator's number. */
+typedef struct level_reductions {
+    const fv_op *ops[MAX_REDUCTIONS];
+    int number[MAX_REDUCTIONS];
+    int count;
+    bool has_var_mean;
+} level_reductions;
+
+static void declare_accumulators(fv_emitter *e, const level_reductions *level)
+{
+    for (int r = 0; r < level->count; r++) {
+        if (level->ops[r]->kind == FV_OP_VAR_MEAN)
+            fv_codegen_line(e, "float accumulator%d = 0.0f;  // var_mean: the row's sum",
+                            level->number[r]);
+        else
+            fv_family_emit_accumulators(e, &level->ops[r], 1, level->number[r]);
+    }
+}
+
+/* Opens a pass over the row that computes the level's reduction inputs. */
+static bool *open_level_pass(fv_emitter *e, const level_reductions *level, bool *targets,
+                             int pass, const fv_schedule_params *params)
+{
+    open_pass(e, pass, params->block_x, params->extra[EXTRA_UNROLL]);
+    bool *before = fv_codegen_save(e);
+    memset(targets, 0, (size_t)e->view->fusion->value_count + 1);
+    for (int r = 0; r < level->count; r++)
+        targets[level->ops[r]->inputs[0]] = true;
+    fv_codegen_compute(e, targets, (fv_emit_index){"row", "column"});
+    return before;
+}
+
+static void close_level_pass(fv_emitter *e, bool *before)
+{
+    fv_codegen_restore(e, before);
+    close_pass(e);
+}
+
+/* var_mean's second pass: the squared deviations from the row's mean (the
+ * persistent kernels' two-pass variance; no division per element, unlike
+ * Welford's update, whose slow path spills under 64 registers). */
+static void emit_squares_pass(fv_emitter *e, const level_reductions *level, bool *targets,
+                              int pass, const fv_schedule_params *params)
+{
+    for (int r = 0; r < level->count; r++)
+        if (level->ops[r]->kind == FV_OP_VAR_MEAN)
+            fv_codegen_line(e, "float squares%d = 0.0f;  // var_mean: squared deviations",
+                            level->number[r]);
+    bool *before = open_level_pass(e, level, targets, pass, params);
+    for (int r = 0; r < level->count; r++) {
+        if (level->ops[r]->kind != FV_OP_VAR_MEAN)
+            continue;
+        char input[64];
+        fv_codegen_value(e, level->ops[r]->inputs[0], "lane", input, sizeof input);
+        fv_codegen_line(e, "#pragma unroll");
+        fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane) {", e->vector);
+        const char *mask = e->span_lanes ? "fv_in_row(column + lane, inner) ? " : "";
+        fv_codegen_line(e, "    const float deviation = %s%s - mean%d%s;", mask, input,
+                        level->number[r], e->span_lanes ? " : 0.0f" : "");
+        fv_codegen_line(e, "    squares%d += deviation * deviation;", level->number[r]);
+        fv_codegen_line(e, "}");
+    }
+    close_level_pass(e, before);
+    for (int r = 0; r < level->count; r++) {
+        const fv_op *op = level->ops[r];
+        if (op->kind != FV_OP_VAR_MEAN)
+            continue;
+        int n = level->number[r];
+        char expression[128];
+        fv_codegen_line(e, "squares%d = fv_row_sum<%d>(squares%d, reduction_scratch);", n,
+                        params->block_x, n);
+        snprintf(expression, sizeof expression, "squares%d / ((float)inner - %lld.0f)", n,
+                 (long long)op->correction);
+        fv_codegen_declare(e, op->outputs[0], expression);
+        snprintf(expression, sizeof expression, "mean%d", n);
+        fv_codegen_declare(e, op->outputs[1], expression);
+    }
+}
+
+/* One pass per level (two with a var_mean): the level's reduction inputs
+ * along the row, folded into accumulators and combined over the block, then
+ * the level's row values.  Returns the number of passes so far. */
+static int emit_level(fv_emitter *e, const multipass_analysis *a, const bool *needed,
+                      bool *targets, int level_number, int pass, const fv_schedule_params *params)
+{
+    level_reductions level = {.count = 0};
+    for (int r = 0; r < a->count; r++)
+        if (a->reduction_level[r] == level_number) {
+            level.number[level.count] = r;
+            level.has_var_mean = level.has_var_mean || a->reductions[r]->kind == FV_OP_VAR_MEAN;
+            level.ops[level.count++] = a->reductions[r];
+        }
+    fv_codegen_line(e, "// pass %d: reduction level %d", pass + 1, level_number);
+    declare_accumulators(e, &level);
+    bool *before = open_level_pass(e, &level, targets, pass, params);
+    for (int r = 0; r < level.count; r++) {
+        if (level.ops[r]->kind != FV_OP_VAR_MEAN) {
+            fv_family_emit_accumulate(e, &level.ops[r], 1, level.number[r]);
+            continue;
+        }
+        char input[64];
+        fv_codegen_value(e, level.ops[r]->inputs[0], "lane", input, sizeof input);
+        fv_codegen_line(e, "#pragma unroll");
+        fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", e->vector);
+        if (e->span_lanes)
+            fv_codegen_line(e, "    if (fv_in_row(column + lane, inner))");
+        fv_codegen_line(e, "%saccumulator%d += %s;", e->span_lanes ? "        " : "    ",
+                        level.number[r], input);
+    }
+    close_level_pass(e, before);
+    for (int r = 0; r < level.count; r++) {
+        int n = level.number[r];
+        if (level.ops[r]->kind != FV_OP_VAR_MEAN) {
+            fv_family_emit_row_reduce(e, &level.ops[r], 1, n, params->block_x);
+            continue;
+        }
+        fv_codegen_line(e, "const float mean%d = fv_row_sum<%d>(accumulator%d, reduction_scratch) "
+                           "/ (float)inner;", n, params->block_x, n);
+    }
+    pass++;
+    if (level.has_var_mean) {
+        fv_codegen_line(e, "// pass %d: reduction level %d, squared deviations", pass + 1,
+                        level_number);
+        emit_squares_pass(e, &level, targets, pass, params);
+        pass++;
+    }
+    emit_row_values(e, a, needed, targets, level_number);
+    return pass;
+}
+
+/* The last pass: the outputs along the row, computed and stored. */
+static void emit_output_pass(fv_emitter *e, bool *targets, int pass,
+                             const fv_schedule_params *params)
+{
+    const fv_fusion *fusion = e->view->fusion;
+    fv_codegen_line(e, "// pass %d: the outputs along the row", pass + 1);
+    open_pass(e, pass, params->block_x, params->extra[EXTRA_UNROLL]);
+    bool *before = fv_codegen_save(e);
+    for (int32_t o = 0; o < fusion->output_count; o++) {
+        int32_t id = fusion->outputs[o];
+        if (fv_codegen_spans_inner(e->view, id))
+            fv_codegen_compute_output(e, targets, (int)o, id, (fv_emit_index){"row", "column"},
+                                      (fv_emit_index){"row", "column"});
+    }
+    fv_codegen_restore(e, before);
+    close_pass(e);
+}
+
+/* The outputs of one value per row (layer norm's mean and inverse standard
+ * deviation), stored by the row's first thread; nothing if there are none. */
+static void emit_row_outputs(fv_emitter *e, fv_text *out, bool *targets)
+{
+    const fv_fusion *fusion = e->view->fusion;
+    e->out = out;
+    e->indent = 0;
+    bool any = false;
+    for (int32_t o = 0; o < fusion->output_count; o++) {
+        int32_t id = fusion->outputs[o];
+        if (fv_codegen_spans_inner(e->view, id))
+            continue;
+        if (!any)
+            fv_codegen_line(e, "if (threadIdx.x == 0) {");
+        any = true;
+        e->indent = 4;
+        fv_codegen_compute_output(e, targets, (int)o, id, (fv_emit_index){"row", "0"},
+                                  (fv_emit_index){"row", "0"});
+    }
+    e->indent = 0;
+    if (any)
+        fv_codegen_line(e, "}");
+}
+
+/* The row's vectors: `row_vectors` of them from its first column, or on a
+ * span, from the aligned chunk that holds its first element (`first_chunk`
+ * of the flat tensor) to the one that holds its last. */
+static void emit_row_start(fv_emitter *e, fv_text *out)
+{
+    e->out = out;
+    e->indent = 0;
+    if (!e->span_lanes) {
+        fv_codegen_line(e, "const long long row_vectors = inner / %d;", e->vector);
+        return;
+    }
+    fv_codegen_line(e, "const long long row_start = row * inner;  // the row's first element");
+    fv_codegen_line(e, "const long long first_chunk = row_start / %d;", e->vector);
+    fv_codegen_line(e, "const long long row_vectors = (row_start + inner - 1) / %d - first_chunk + 1;",
+                    e->vector);
+}
+
+static fv_status emit_sections(const fv_segment_view *view, const fv_schedule_params *params,
+                               multipass_sections *s)
+{
+    const fv_fusion *fusion = view->fusion;
+    multipass_analysis a;
+    FV_TRY(analyze(view, &a));
+    fv_emitter e;
+    fv_status status = fv_codegen_begin(&e, view, params->vector);
+    if (status != FV_OK) {
+        free(a.level);
+        return status;
+    }
+    bool *needed = calloc((size_t)fusion->value_count + 1, sizeof(bool));
+    bool *targets = calloc((size_t)fusion->value_count + 1, sizeof(bool));
+    if (needed == NULL || targets == NULL) {
+        status = fv_error_raise(FV_ERR_NOMEM, __FILE__, __LINE__, "out of memory emitting a kernel");
+        goto done;
+    }
+    mark_needed(view, &a, needed);
+    e.span_lanes = e.load_span_chunks = params->extra[EXTRA_SPANS] != 0;
+    emit_row_start(&e, &s->row_start);
+    e.out = &s->prologue;
+    emit_row_values(&e, &a, needed, targets, 0);
+    e.out = &s->passes;
+    e.indent = 0;
+    int pass = 0;
+    for (int level = 1; level <= a.levels; level++)
+        pass = emit_level(&e, &a, needed, targets, level, pass, params);
+    emit_output_pass(&e, targets, pass, params);
+    emit_row_outputs(&e, &s->epilogue, targets);
+    fv_codegen_parameters(view, &s->parameters);
+done:
+    free(needed);
+    free(targets);
+    free(a.level);
+    fv_codegen_end(&e);
+    return status;
+}
+
+static fv_status multipass_emit(const fv_segment_view *view, const fv_schedule_params *params,
+                                const char *kernel_name, fv_text *source)
+{
+    multipass_sections s = {0};
+    fv_status status = emit_sections(view, params, &s);
+    if (status == FV_OK) {
+        char block_x[16];
+        const char *names[] = {"KERNEL_NAME", "PARAMETERS", "BLOCK_X", "ROW_START",
+                               "ROW_PROLOGUE", "PASSES", "EPILOGUE"};
+        const char *sections[] = {kernel_name, fv_text_str(&s.parameters),
+                                  fv_family_number(block_x, params->block_x),
+                                  fv_text_str(&s.row_start), fv_text_str(&s.prologue),
+                                  fv_text_str(&s.passes), fv_text_str(&s.epilogue)};
+        fv_family_kernel_head("inner_multipass", params, source);
+        status = fv_codegen_fill(fv_skeleton_inner_multipass, names, sections, 7, source);
+    }
+    fv_text_free(&s.row_start);
+    fv_text_free(&s.prologue);
+    fv_text_free(&s.passes);
+    fv_text_free(&s.epilogue);
+    fv_text_free(&s.parameters);
+    return status;
+}
+
+static fv_status multipass_launch(const fv_segment_view *view, const fv_schedule_params *params,
+                                  const fv_case *c, const fv_device *device,
+                                  fv_launch_shape *shape)
+{
+    int64_t outer, inner;
+    fv_sched_canonical_extents(view, c, &outer, &inner);
+    memset(shape, 0, sizeof *shape);
+    int64_t blocks = outer < params->grid_limit ? outer : params->grid_limit;
+    shape->grid[0] = (int)(blocks < 1 ? 1 : blocks);
+    shape->grid[1] = shape->grid[2] = 1;
+    shape->block[0] = params->block_x;
+    shape->block[1] = shape->block[2] = 1;
+    (void)device;
+    return FV_OK;
+}
+
+/* A kernel that spilled: its passes one iteration at a time (fewer loads in
+ * flight per thread, fewer registers live). */
+static bool multipass_relieve_registers(const fv_segment_view *view, fv_schedule_params *params,
+                                        char *what, size_t what_size)
+{
+    (void)view;
+    if (params->extra[EXTRA_UNROLL] <= 1)
+        return false;
+    params->extra[EXTRA_UNROLL] = 1;
+    snprintf(what, what_size, "passes not unrolled (were %d iterations at a time)", PASS_UNROLL);
+    return true;
+}
+
+const fv_scheduler fv_sched_inner_multipass = {
+    .name = "inner_multipass",
+    .accepts = multipass_accepts,
+    .choose = multipass_choose,
+    .emit = multipass_emit,
+    .launch = multipass_launch,
+    .relieve_registers = multipass_relieve_registers,
+};
