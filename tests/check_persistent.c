@@ -1024,9 +1024,9 @@ END_TEST
 
 /* A row that fits neither registers nor shared memory even in clusters of 8
  * blocks (bf16, H = 262144: 32768 columns a block need 2 x 64 partial
- * registers per thread at 512 threads): the plan sets the persistent family
- * aside and says why; dx and the row sums it needs take one multipass
- * kernel, dw and db an outer reduction. */
+ * registers per thread at 512 threads): the plan falls back to the general
+ * families and says why (inner_multipass takes one input along both axes,
+ * not dy and x). */
 START_TEST(oversized_rows_fall_back)
 {
     planned_kernel oversized;
@@ -1034,7 +1034,7 @@ START_TEST(oversized_rows_fall_back)
                  &oversized);
     const fv_case_plan *plan = &oversized.plan;
     ck_assert_int_eq(plan->kernel_count, 2);
-    ck_assert_str_eq(plan->segmentation.segments[0].scheduler->name, "inner_multipass");
+    ck_assert_str_eq(plan->segmentation.segments[0].scheduler->name, "inner_reduction");
     ck_assert_str_eq(plan->segmentation.segments[1].scheduler->name, "outer_reduction");
     ck_assert_msg(strstr(plan->fallback, "inner_outer_persistent") != NULL, "%s",
                   plan->fallback);

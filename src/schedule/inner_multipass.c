@@ -90,6 +90,18 @@ static bool check_segment(const fv_segment_view *view, const multipass_analysis 
     if (!normalizes)
         return fv_family_reject(why, size,
                                 "inner_multipass: no reduced value is used along the reduced axis");
+    int row_inputs = 0;
+    for (int32_t i = 0; i < fusion->input_count; i++) {
+        int32_t v = fusion->inputs[i];
+        row_inputs += fusion->values[v].kind == FV_VALUE_TENSOR &&
+                      fv_codegen_spans_inner(view, v) && fv_codegen_spans_outer(view, v);
+    }
+    if (row_inputs > 1)
+        return fv_family_reject(why, size,
+                                "inner_multipass: %d inputs along both axes (one at most: a "
+                                "backward's dy and x are read again by its outer reduction, "
+                                "and the general path's split measured faster)",
+                                row_inputs);
     for (int r = 0; r < a->count; r++)
         for (int k = 0; k < a->reductions[r]->output_count; k++)
             if (fusion->values[a->reductions[r]->outputs[k]].dtype != FV_F32)
