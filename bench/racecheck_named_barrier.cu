@@ -13,8 +13,13 @@
 //   bit 3: the 128 producer threads pass a named barrier of their own
 //          (bar.sync 2, 128) twice, so every thread has passed as many barriers
 //          when it reaches the __syncthreads() before the exchange.
-// On an H200 (CUDA 13.0) racecheck reports the exchange of exactly the variants
-// with bit 0 set (1, 3, 5, 7), one race each, and none for 0, 2, 4 and 6.
+// On an H200 (CUDA 13.0) racecheck reports the exchange, one race each, in
+// exactly the variants where bits 0 and 3 differ (1, 3, 5, 7, 8, 10, 12, 14):
+// whichever group passed named barriers the other did not.  With both set (9,
+// 11, 13, 15), every thread has passed two named barriers and none is
+// reported; the mbarrier handshake and the spinning thread change nothing.
+// racecheck seems to order threads by how many barriers each has passed,
+// whatever their id, not by the __syncthreads() they share.
 //
 // Build and run on the GPU machine (not part of the CMake build):
 //   nvcc -O3 -arch=sm_90a -lineinfo bench/racecheck_named_barrier.cu -o /tmp/nb

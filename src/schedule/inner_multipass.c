@@ -150,11 +150,11 @@ static int64_t row_input_bytes(const fv_segment_view *view, int64_t inner)
 }
 
 /* One block of 1024 threads per SM: the most threads per SM at the fewest
- * rows in flight (two blocks of 512 measured 1-26% slower on an H200).  A
- * row whose length the 16-byte vector does not divide is walked on its
- * span's chunks, unless the fusion has row constants (a weight [H]): their
- * chunks are not aligned, and lane by lane loads of them measured 13-34%
- * slower than the shorter vectors that divide the row. */
+ * rows in flight (two blocks of 512 took 1-26% more time on an H200).  A row
+ * whose length the 16-byte vector does not divide is walked on its span's
+ * chunks, unless the fusion has row constants (a weight [H]): their chunks
+ * are not aligned, and lane by lane loads of them took 15-52% more time than
+ * the shorter vectors that divide the row. */
 static fv_status multipass_choose(const fv_segment_view *view, const fv_case *c,
                                   const fv_device *device, fv_schedule_params *params)
 {
