@@ -2074,7 +2074,8 @@ END_TEST
 
 /* Rows no persistent budget holds take one inner_multipass kernel: a block
  * of 1024 threads per row, a pass over the row per reduction level (two
- * for a var_mean) and one for the outputs, passes alternating direction;
+ * for a var_mean, one for softmax's max and sum(exp(x - max)) computed
+ * online) and one for the outputs, passes alternating direction;
  * rows whose length the 16-byte vector does not divide walk their span's
  * aligned chunks with the lanes outside the row left out of the reductions.
  * The general path keeps layer norm where the rows in flight outgrow the
@@ -2088,13 +2089,17 @@ START_TEST(rows_no_block_holds_take_one_multipass_kernel)
     ck_assert_str_eq(kernel->segment->scheduler->name, "inner_multipass");
     ck_assert_msg(strstr(planned.plan.fallback, "inner_persistent not used") != NULL, "%s",
                   planned.plan.fallback);
-    ck_assert_msg(strstr(kernel->params.description, "8-element vectors, 3 passes over each row "
-                                                     "(2 reduction levels") != NULL,
+    ck_assert_msg(strstr(kernel->params.description,
+                         "8-element vectors, 2 passes over each row (2 reduction levels, "
+                         "softmax's maximum and sum in one online pass, then the outputs)") != NULL,
                   "%s", kernel->params.description);
     ck_assert_int_eq(kernel->launch.grid[0], 132);
     ck_assert_int_eq(kernel->launch.block[0], 1024);
     ck_assert_ptr_nonnull(strstr(kernel->source, "__launch_bounds__(1024, 1)"));
-    ck_assert_ptr_nonnull(strstr(kernel->source, "fv_row_max<1024>"));
+    ck_assert_ptr_nonnull(strstr(kernel->source, "accumulator1 *= expf(accumulator0 - "
+                                                 "chunk_maximum);"));
+    ck_assert_ptr_nonnull(strstr(kernel->source, "fv_row_online_max_sum<1024>(accumulator0, "
+                                                 "accumulator1, reduction_scratch);"));
     ck_assert_ptr_nonnull(strstr(kernel->source, "vector_index >= 0; vector_index -= 1024"));
     ck_assert_ptr_null(strstr(kernel->source, "fv_in_row(column + lane"));
     /* relief: the passes one iteration at a time, then no form left */

@@ -530,6 +530,52 @@ __device__ __forceinline__ T fv_row_max(T value, T *scratch)
     return fv_row_reduce<BLOCK_X>(value, T(-INFINITY), scratch, fv_max());
 }
 
+// Online softmax (inner_multipass): a running maximum and the sum of
+// exp(x - maximum) over the elements seen so far.  Merging two such pairs
+// rescales each sum to the larger maximum; a pair that has seen nothing
+// (-INFINITY, 0) leaves the other as it is, and a NaN maximum propagates.
+__device__ __forceinline__ void fv_online_merge(float &maximum, float &sum, float other_maximum,
+                                                float other_sum)
+{
+    const float merged = fv_maximum(maximum, other_maximum);
+    if (merged == -INFINITY)
+        return;
+    sum = sum * expf(maximum - merged) + other_sum * expf(other_maximum - merged);
+    maximum = merged;
+}
+
+// The row's maximum and its sum of exp(x - maximum), from each thread's
+// running pair, over the BLOCK_X threads of a one-row block; every thread
+// gets the result.  A row of -INFINITY sums exp(-inf - -inf) = NaN, as the
+// two passes would.  `scratch` holds 64 floats.
+template <int BLOCK_X>
+__device__ __forceinline__ void fv_row_online_max_sum(float &maximum, float &sum, float *scratch)
+{
+    const int width = BLOCK_X < 32 ? BLOCK_X : 32;
+    for (int offset = width / 2; offset > 0; offset /= 2)
+        fv_online_merge(maximum, sum, __shfl_xor_sync(0xffffffffu, maximum, offset, width),
+                        __shfl_xor_sync(0xffffffffu, sum, offset, width));
+    if (BLOCK_X <= 32) {
+        if (maximum == -INFINITY)
+            sum = __int_as_float(0x7fffffff);
+        return;
+    }
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    __syncthreads(); // the scratch may still be read by a previous reduction
+    if (lane == 0) {
+        scratch[warp] = maximum;
+        scratch[32 + warp] = sum;
+    }
+    __syncthreads();
+    maximum = lane < BLOCK_X / 32 ? scratch[lane] : -INFINITY;
+    sum = lane < BLOCK_X / 32 ? scratch[32 + lane] : 0.0f;
+    for (int offset = 16; offset > 0; offset /= 2)
+        fv_online_merge(maximum, sum, __shfl_xor_sync(0xffffffffu, maximum, offset),
+                        __shfl_xor_sync(0xffffffffu, sum, offset));
+    if (maximum == -INFINITY)
+        sum = __int_as_float(0x7fffffff);
+}
+
 // Sums COUNT values at once over the BLOCK_X threads of this thread's row
 // (grouped reduction: one pass through `scratch`, BLOCK_Y * 32 * COUNT
 // floats, for all of them).  Every thread of the block must call this.

@@ -29,10 +29,67 @@ typedef struct multipass_analysis {
     const fv_op *reductions[MAX_REDUCTIONS];
     int reduction_level[MAX_REDUCTIONS];
     int count, levels;
-    int passes;  /* over each row: one per level, two for a level with a var_mean, one more
-                    for the outputs */
+    int passes;  /* over each row: one per level, two for a level with a var_mean, one for
+                    a softmax pair of levels (online), one more for the outputs */
+    bool online[MAX_LEVELS + 1];  /* level L and L + 1 are softmax's max and sum: one pass */
     int *level;
 } multipass_analysis;
+
+/* The only reduction of `level`, or NULL when it has none or several. */
+static const fv_op *only_reduction(const multipass_analysis *a, int level)
+{
+    const fv_op *found = NULL;
+    for (int r = 0; r < a->count; r++) {
+        if (a->reduction_level[r] != level)
+            continue;
+        if (found != NULL)
+            return NULL;
+        found = a->reductions[r];
+    }
+    return found;
+}
+
+/* The op that defines `value` if it is of `kind`, else NULL. */
+static const fv_op *defined_by(const fv_fusion *fusion, int32_t value, fv_op_kind kind)
+{
+    int32_t producer = fusion->values[value].producer;
+    if (producer < 0 || fusion->ops[producer].kind != kind)
+        return NULL;
+    return &fusion->ops[producer];
+}
+
+/* `value` with the broadcasts that define it looked through. */
+static int32_t before_broadcasts(const fv_fusion *fusion, int32_t value)
+{
+    for (;;) {
+        const fv_op *op = defined_by(fusion, value, FV_OP_BROADCAST_IN_DIM);
+        if (op == NULL)
+            op = defined_by(fusion, value, FV_OP_BROADCAST);
+        if (op == NULL)
+            return value;
+        value = op->inputs[0];
+    }
+}
+
+/* Marks the levels whose only reduction is max(x) and whose next level's
+ * only reduction is sum(exp(x - max)): softmax's two, which one pass
+ * computes online (a running maximum rescales the running sum). */
+static void find_online_pairs(const fv_segment_view *view, multipass_analysis *a)
+{
+    const fv_fusion *fusion = view->fusion;
+    for (int level = 1; level < a->levels; level++) {
+        const fv_op *maximum = only_reduction(a, level);
+        const fv_op *sum = only_reduction(a, level + 1);
+        if (maximum == NULL || sum == NULL || maximum->kind != FV_OP_MAX ||
+            sum->kind != FV_OP_SUM || a->online[level - 1])
+            continue;
+        const fv_op *exponential = defined_by(fusion, sum->inputs[0], FV_OP_EXP);
+        const fv_op *shifted =
+            exponential ? defined_by(fusion, exponential->inputs[0], FV_OP_SUB) : NULL;
+        a->online[level] = shifted != NULL && shifted->inputs[0] == maximum->inputs[0] &&
+                           before_broadcasts(fusion, shifted->inputs[1]) == maximum->outputs[0];
+    }
+}
 
 static fv_status analyze(const fv_segment_view *view, multipass_analysis *a)
 {
@@ -56,7 +113,10 @@ static fv_status analyze(const fv_segment_view *view, multipass_analysis *a)
         for (int k = 0; k < op->output_count; k++)
             a->level[op->outputs[k]] = level;
     }
+    find_online_pairs(view, a);
     a->passes = a->levels + 1;
+    for (int level = 1; level <= a->levels; level++)
+        a->passes -= a->online[level];
     for (int level = 1; level <= a->levels; level++) {
         bool var_mean = false;
         for (int r = 0; r < a->count; r++)
@@ -160,8 +220,10 @@ static fv_status multipass_choose(const fv_segment_view *view, const fv_case *c,
 {
     multipass_analysis a;
     FV_TRY(analyze(view, &a));
-    int levels = a.levels, passes = a.passes;
-    bool has_var_mean = passes > levels + 1;
+    int levels = a.levels, passes = a.passes, online = 0;
+    for (int level = 1; level <= levels; level++)
+        online += a.online[level];
+    bool has_var_mean = passes + online > levels + 1;
     free(a.level);
     int64_t outer, inner;
     fv_sched_canonical_extents(view, c, &outer, &inner);
@@ -189,11 +251,13 @@ static fv_status multipass_choose(const fv_segment_view *view, const fv_case *c,
     int64_t in_flight = (int64_t)params->grid_limit * row_bytes;
     snprintf(params->description, sizeof params->description,
              "inner multipass: a row per block of %d threads, one block per SM, %d-element "
-             "vectors%s, %d passes over each row (%d reduction level%s, then the outputs); rows "
-             "in flight %lld MiB (%d x %d KiB read per pass) against %lld MiB of L2",
+             "vectors%s, %d passes over each row (%d reduction level%s%s, then the outputs); "
+             "rows in flight %lld MiB (%d x %d KiB read per pass) against %lld MiB of L2",
              params->block_x, params->vector,
              spans ? " on the aligned chunks of each row's span" : "", passes, levels,
-             levels == 1 ? "" : "s", (long long)(in_flight >> 20),
+             levels == 1 ? "" : "s",
+             online ? ", softmax's maximum and sum in one online pass" : "",
+             (long long)(in_flight >> 20),
              params->grid_limit, (int)((row_bytes + 1023) / 1024),
              (long long)(device->l2_bytes >> 20));
     return FV_OK;
@@ -387,6 +451,64 @@ static int emit_level(fv_emitter *e, const multipass_analysis *a, const bool *ne
     return pass;
 }
 
+/* Softmax's max and sum(exp(x - max)) (levels `level` and `level + 1`) in
+ * one pass: each thread keeps a running maximum and the sum of exponentials
+ * at it, rescaling the sum when a chunk raises the maximum; the block then
+ * merges the pairs (fv_row_online_max_sum).  Returns the passes so far. */
+static int emit_online_levels(fv_emitter *e, const multipass_analysis *a, const bool *needed,
+                              bool *targets, int level, int pass, const fv_schedule_params *params)
+{
+    const fv_op *maximum = only_reduction(a, level);
+    const fv_op *sum = only_reduction(a, level + 1);
+    int m = 0, s = 0;
+    for (int r = 0; r < a->count; r++) {
+        m = a->reductions[r] == maximum ? r : m;
+        s = a->reductions[r] == sum ? r : s;
+    }
+    fv_codegen_line(e, "// pass %d: reduction levels %d and %d online, the maximum and the sum of "
+                       "exponentials at the running maximum", pass + 1, level, level + 1);
+    fv_codegen_line(e, "float accumulator%d = -INFINITY;  // max", m);
+    fv_codegen_line(e, "float accumulator%d = 0.0f;  // sum of exp(x - accumulator%d)", s, m);
+    open_pass(e, pass, params->block_x, params->extra[EXTRA_UNROLL]);
+    bool *before = fv_codegen_save(e);
+    memset(targets, 0, (size_t)e->view->fusion->value_count + 1);
+    targets[maximum->inputs[0]] = true;
+    fv_codegen_compute(e, targets, (fv_emit_index){"row", "column"});
+    char input[64];
+    fv_codegen_value(e, maximum->inputs[0], "lane", input, sizeof input);
+    const char *guard = e->span_lanes ? "    if (fv_in_row(column + lane, inner))" : NULL;
+    const char *indent = e->span_lanes ? "        " : "    ";
+    fv_codegen_line(e, "float chunk_maximum = accumulator%d;", m);
+    fv_codegen_line(e, "#pragma unroll");
+    fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", e->vector);
+    if (guard != NULL)
+        fv_codegen_line(e, "%s", guard);
+    fv_codegen_line(e, "%schunk_maximum = fv_maximum(chunk_maximum, %s);", indent, input);
+    fv_codegen_line(e, "if (chunk_maximum != accumulator%d) {  // rescale the sum", m);
+    fv_codegen_line(e, "    accumulator%d *= expf(accumulator%d - chunk_maximum);", s, m);
+    fv_codegen_line(e, "    accumulator%d = chunk_maximum;", m);
+    fv_codegen_line(e, "}");
+    fv_codegen_line(e, "if (accumulator%d != -INFINITY) {  // else every element so far is -inf", m);
+    fv_codegen_line(e, "    #pragma unroll");
+    fv_codegen_line(e, "    for (int lane = 0; lane < %d; ++lane)", e->vector);
+    if (guard != NULL)
+        fv_codegen_line(e, "    %s", guard);
+    fv_codegen_line(e, "    %saccumulator%d += expf(%s - accumulator%d);", indent, s, input, m);
+    fv_codegen_line(e, "}");
+    fv_codegen_restore(e, before);
+    close_pass(e);
+    fv_codegen_line(e, "fv_row_online_max_sum<%d>(accumulator%d, accumulator%d, reduction_scratch);",
+                    params->block_x, m, s);
+    char name[32];
+    snprintf(name, sizeof name, "accumulator%d", m);
+    fv_codegen_declare(e, maximum->outputs[0], name);
+    snprintf(name, sizeof name, "accumulator%d", s);
+    fv_codegen_declare(e, sum->outputs[0], name);
+    emit_row_values(e, a, needed, targets, level);
+    emit_row_values(e, a, needed, targets, level + 1);
+    return pass + 1;
+}
+
 /* The last pass: the outputs along the row, computed and stored. */
 static void emit_output_pass(fv_emitter *e, bool *targets, int pass,
                              const fv_schedule_params *params)
@@ -472,8 +594,12 @@ static fv_status emit_sections(const fv_segment_view *view, const fv_schedule_pa
     e.out = &s->passes;
     e.indent = 0;
     int pass = 0;
-    for (int level = 1; level <= a.levels; level++)
-        pass = emit_level(&e, &a, needed, targets, level, pass, params);
+    for (int level = 1; level <= a.levels; level++) {
+        if (a.online[level])
+            pass = emit_online_levels(&e, &a, needed, targets, level++, pass, params);
+        else
+            pass = emit_level(&e, &a, needed, targets, level, pass, params);
+    }
     emit_output_pass(&e, targets, pass, params);
     emit_row_outputs(&e, &s->epilogue, targets);
     fv_codegen_parameters(view, &s->parameters);
