@@ -2147,6 +2147,31 @@ START_TEST(rows_no_block_holds_take_one_multipass_kernel)
     ck_assert_ptr_nonnull(strstr(kernel->source, "squares0 += deviation * deviation;"));
     ck_assert_ptr_null(strstr(kernel->source, "fv_welford_add(accumulator"));
     planned_free(&planned);
+    /* not for fp64 rows (inner_persistent sets them aside whatever their
+     * length), nor rows a 1024-thread block would leave threads idle in */
+    plan_norm_on(NORM_SOFTMAX, FV_F64, 4096, 128, FV_APPROACH_AUTO, "H200", &planned);
+    ck_assert_str_eq(planned.plan.kernels[0].segment->scheduler->name, "inner_reduction");
+    planned_free(&planned);
+    plan_norm_on(NORM_SOFTMAX, FV_F64, 4096, 128256, FV_APPROACH_AUTO, "H200", &planned);
+    ck_assert_str_eq(planned.plan.kernels[0].segment->scheduler->name, "inner_reduction");
+    planned_free(&planned);
+    fv_case *short_rows = norm_case(NORM_SOFTMAX, FV_F32, 4096, 2048, 0);
+    fv_device device;
+    FV_ASSERT_OK(fv_sched_device_from_table("H200", &device));
+    fv_schedule_params params;
+    const fv_segment_view *view = NULL;
+    fv_segmentation segmentation;
+    FV_ASSERT_OK(fv_segment_fusion(short_rows->fusion, &segmentation));
+    view = &segmentation.segments[0].view;
+    ck_assert(fv_sched_inner_multipass.accepts(view, NULL, 0));
+    ck_assert_int_eq(fv_sched_inner_multipass.choose(view, short_rows, &device, &params),
+                     FV_ERR_UNSUPPORTED);
+    ck_assert_msg(strstr(fv_error_message(), "rows of 2048 elements would leave threads") != NULL,
+                  "%s", fv_error_message());
+    fv_error_clear();
+    fv_segmentation_free(&segmentation);
+    fv_case_free(short_rows);
+
     plan_norm_on(NORM_LAYER_FORWARD, FV_F32, 4096, 131072, FV_APPROACH_AUTO, "H200", &planned);
     ck_assert_int_eq(planned.plan.kernel_count, 2);
     ck_assert_str_eq(planned.plan.kernels[0].segment->scheduler->name, "inner_reduction");

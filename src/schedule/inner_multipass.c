@@ -1,13 +1,19 @@
 /* inner_multipass.c: the inner-multipass family: forward norms and softmax
  * whose rows no persistent budget holds (e.g. softmax over a 128256-word
  * vocabulary).  One kernel instead of the general path's two or three: a
- * block per row walks the row once per reduction level (softmax: the
- * maximum, then the sum of exponentials) and once more for the outputs,
- * reading the inputs from device memory in each pass.  The passes after the
+ * block per row walks the row once per reduction level (twice for a
+ * var_mean; softmax's maximum and sum of exponentials together, online) and
+ * once more for the outputs, reading the inputs from device memory in each
+ * pass.  The passes after the
  * first find the row in L2 while the rows in flight fit it, so DRAM sees
  * each input read about once; the general path reads it from DRAM in every
- * kernel.  The segmenter asks this family after inner_persistent, so it only
- * takes the rows that family set aside for their length. */
+ * kernel.  Where the rows in flight outgrow the L2 (softmax fp32 x 128256 on
+ * an H200: 64 MiB against 50), the later passes partly read DRAM again; the
+ * alternating direction keeps the most recent lines first, and the kernel
+ * still measured faster than the general path there, except layer norm's
+ * three passes, which decline.  The segmenter asks this family after
+ * inner_persistent, so it takes the rows that family set aside for their
+ * length or for spilling in every form; it declines shorter rows. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +37,8 @@ typedef struct multipass_analysis {
     int count, levels;
     int passes;  /* over each row: one per level, two for a level with a var_mean, one for
                     a softmax pair of levels (online), one more for the outputs */
-    bool online[MAX_LEVELS + 1];  /* level L and L + 1 are softmax's max and sum: one pass */
+    bool online[MAX_REDUCTIONS + 2];  /* levels L and L + 1 are softmax's max and sum: one
+                                         pass (levels go up to the reductions' count) */
     int *level;
 } multipass_analysis;
 
@@ -150,6 +157,21 @@ static bool check_segment(const fv_segment_view *view, const multipass_analysis 
     if (!normalizes)
         return fv_family_reject(why, size,
                                 "inner_multipass: no reduced value is used along the reduced axis");
+    for (int32_t v = 0; v < fusion->value_count; v++) {
+        const fv_value *value = &fusion->values[v];
+        if (value->kind != FV_VALUE_TENSOR || !fv_codegen_spans_inner(view, v))
+            continue;
+        bool boundary = value->input_index >= 0, output = false;
+        for (int32_t o = 0; o < fusion->output_count; o++)
+            output = output || fusion->outputs[o] == v;
+        if ((boundary || output) && fv_codegen_spans_outer(view, v) &&
+            value->dtype != FV_BF16 && value->dtype != FV_F16 && value->dtype != FV_F32)
+            return fv_family_reject(why, size, "inner_multipass: tensors along both axes must be "
+                                               "bf16, fp16 or fp32");
+        if (output && !fv_codegen_spans_outer(view, v))
+            return fv_family_reject(why, size, "inner_multipass: an output along the row only "
+                                               "(every block would write it)");
+    }
     int row_inputs = 0;
     for (int32_t i = 0; i < fusion->input_count; i++) {
         int32_t v = fusion->inputs[i];
@@ -236,6 +258,12 @@ static fv_status multipass_choose(const fv_segment_view *view, const fv_case *c,
     if (spans)
         params->vector = full_vector;
     int64_t row_bytes = row_input_bytes(view, inner);
+    int block_x = device->max_threads_per_block < 1024 ? device->max_threads_per_block : 1024;
+    if (inner < (int64_t)block_x * params->vector)
+        FV_FAIL(FV_ERR_UNSUPPORTED,
+                "rows of %lld elements would leave threads of a %d-thread block idle in every "
+                "pass (this family is for rows no persistent budget holds)",
+                (long long)inner, block_x);
     if (has_var_mean && device->sm_count * row_bytes > device->l2_bytes)
         FV_FAIL(FV_ERR_UNSUPPORTED,
                 "rows in flight (%lld MiB, a row per SM) outgrow the L2 (%lld MiB): var_mean's two "
@@ -243,7 +271,7 @@ static fv_status multipass_choose(const fv_segment_view *view, const fv_case *c,
                 "the general path twice",
                 (long long)((device->sm_count * row_bytes) >> 20),
                 (long long)(device->l2_bytes >> 20));
-    params->block_x = device->max_threads_per_block < 1024 ? device->max_threads_per_block : 1024;
+    params->block_x = block_x;
     params->block_y = 1;
     params->grid_limit = device->sm_count;
     params->extra[EXTRA_UNROLL] = PASS_UNROLL;
@@ -340,15 +368,17 @@ static void declare_accumulators(fv_emitter *e, const level_reductions *level)
     }
 }
 
-/* Opens a pass over the row that computes the level's reduction inputs. */
+/* Opens a pass over the row that computes the inputs of the level's
+ * reductions (of its var_means only, for their squares pass). */
 static bool *open_level_pass(fv_emitter *e, const level_reductions *level, bool *targets,
-                             int pass, const fv_schedule_params *params)
+                             int pass, bool var_means_only, const fv_schedule_params *params)
 {
     open_pass(e, pass, params->block_x, params->extra[EXTRA_UNROLL]);
     bool *before = fv_codegen_save(e);
     memset(targets, 0, (size_t)e->view->fusion->value_count + 1);
     for (int r = 0; r < level->count; r++)
-        targets[level->ops[r]->inputs[0]] = true;
+        if (!var_means_only || level->ops[r]->kind == FV_OP_VAR_MEAN)
+            targets[level->ops[r]->inputs[0]] = true;
     fv_codegen_compute(e, targets, (fv_emit_index){"row", "column"});
     return before;
 }
@@ -369,7 +399,7 @@ static void emit_squares_pass(fv_emitter *e, const level_reductions *level, bool
         if (level->ops[r]->kind == FV_OP_VAR_MEAN)
             fv_codegen_line(e, "float squares%d = 0.0f;  // var_mean: squared deviations",
                             level->number[r]);
-    bool *before = open_level_pass(e, level, targets, pass, params);
+    bool *before = open_level_pass(e, level, targets, pass, true, params);
     for (int r = 0; r < level->count; r++) {
         if (level->ops[r]->kind != FV_OP_VAR_MEAN)
             continue;
@@ -415,7 +445,7 @@ static int emit_level(fv_emitter *e, const multipass_analysis *a, const bool *ne
         }
     fv_codegen_line(e, "// pass %d: reduction level %d", pass + 1, level_number);
     declare_accumulators(e, &level);
-    bool *before = open_level_pass(e, &level, targets, pass, params);
+    bool *before = open_level_pass(e, &level, targets, pass, false, params);
     for (int r = 0; r < level.count; r++) {
         if (level.ops[r]->kind != FV_OP_VAR_MEAN) {
             fv_family_emit_accumulate(e, &level.ops[r], 1, level.number[r]);
