@@ -139,6 +139,16 @@ void fv_family_emit_accumulators(fv_emitter *e, const fv_op *const *reductions, 
     }
 }
 
+const char *fv_family_open_lane_loop(fv_emitter *e)
+{
+    fv_codegen_line(e, "#pragma unroll");
+    fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", e->vector);
+    if (!e->span_lanes)
+        return "    ";
+    fv_codegen_line(e, "    if (fv_in_row(column + lane, inner))");
+    return "        ";
+}
+
 void fv_family_emit_accumulate(fv_emitter *e, const fv_op *const *reductions, int count,
                                int first)
 {
@@ -146,13 +156,7 @@ void fv_family_emit_accumulate(fv_emitter *e, const fv_op *const *reductions, in
         char input[64];
         int n = first + r;
         fv_codegen_value(e, reductions[r]->inputs[0], "lane", input, sizeof input);
-        fv_codegen_line(e, "#pragma unroll");
-        fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", e->vector);
-        const char *indent = "    ";
-        if (e->span_lanes) {
-            fv_codegen_line(e, "    if (fv_in_row(column + lane, inner))");
-            indent = "        ";
-        }
+        const char *indent = fv_family_open_lane_loop(e);
         if (reductions[r]->kind == FV_OP_VAR_MEAN)
             fv_codegen_line(e, "%sfv_welford_add(accumulator%d, %s);", indent, n, input);
         else if (reductions[r]->kind == FV_OP_MAX)

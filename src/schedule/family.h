@@ -51,6 +51,11 @@ void fv_family_needed_closure(const fv_segment_view *view, bool *needed);
 void fv_family_emit_accumulators(fv_emitter *e, const fv_op *const *reductions, int count,
                                  int first);
 
+/* Opens an unrolled loop over the thread's `vector` lanes (`lane`); with
+ * span_lanes, its body is guarded to the lanes in the row (`column` the
+ * chunk's first column).  Returns the indent of the loop's one statement. */
+const char *fv_family_open_lane_loop(fv_emitter *e);
+
 /* Adds the thread's `vector` lanes of each reduction's input (computed
  * before this) to its accumulator; with span_lanes, only the lanes in the
  * row (`column` the chunk's first column). */

@@ -39,6 +39,8 @@ typedef struct multipass_analysis {
                     a softmax pair of levels (online), one more for the outputs */
     bool online[MAX_REDUCTIONS + 2];  /* levels L and L + 1 are softmax's max and sum: one
                                          pass (levels go up to the reductions' count) */
+    int online_pairs;
+    bool has_var_mean;
     int *level;
 } multipass_analysis;
 
@@ -121,20 +123,44 @@ static fv_status analyze(const fv_segment_view *view, multipass_analysis *a)
             a->level[op->outputs[k]] = level;
     }
     find_online_pairs(view, a);
+    bool var_mean_at[MAX_REDUCTIONS + 2] = {false};
+    for (int r = 0; r < a->count; r++)
+        var_mean_at[a->reduction_level[r]] |= a->reductions[r]->kind == FV_OP_VAR_MEAN;
     a->passes = a->levels + 1;
-    for (int level = 1; level <= a->levels; level++)
-        a->passes -= a->online[level];
     for (int level = 1; level <= a->levels; level++) {
-        bool var_mean = false;
-        for (int r = 0; r < a->count; r++)
-            var_mean = var_mean || (a->reduction_level[r] == level &&
-                                    a->reductions[r]->kind == FV_OP_VAR_MEAN);
-        a->passes += var_mean;
+        a->online_pairs += a->online[level];
+        a->has_var_mean = a->has_var_mean || var_mean_at[level];
+        a->passes += var_mean_at[level] - a->online[level];
     }
     return FV_OK;
 }
 
 /* ----------------------------------------------------------- acceptance */
+
+/* The tensor inputs along the row: those along both axes (count and bytes
+ * per element, summed) and the row constants (a weight or bias [H]). */
+typedef struct row_inputs {
+    int along_both, row_constants;
+    int64_t element_bytes;
+} row_inputs;
+
+static row_inputs count_row_inputs(const fv_segment_view *view)
+{
+    const fv_fusion *fusion = view->fusion;
+    row_inputs counted = {0, 0, 0};
+    for (int32_t i = 0; i < fusion->input_count; i++) {
+        int32_t v = fusion->inputs[i];
+        if (fusion->values[v].kind != FV_VALUE_TENSOR || !fv_codegen_spans_inner(view, v))
+            continue;
+        if (!fv_codegen_spans_outer(view, v)) {
+            counted.row_constants++;
+            continue;
+        }
+        counted.along_both++;
+        counted.element_bytes += (int64_t)fv_dtype_size(fusion->values[v].dtype);
+    }
+    return counted;
+}
 
 static bool check_segment(const fv_segment_view *view, const multipass_analysis *a, char *why,
                           size_t size)
@@ -172,18 +198,13 @@ static bool check_segment(const fv_segment_view *view, const multipass_analysis 
             return fv_family_reject(why, size, "inner_multipass: an output along the row only "
                                                "(every block would write it)");
     }
-    int row_inputs = 0;
-    for (int32_t i = 0; i < fusion->input_count; i++) {
-        int32_t v = fusion->inputs[i];
-        row_inputs += fusion->values[v].kind == FV_VALUE_TENSOR &&
-                      fv_codegen_spans_inner(view, v) && fv_codegen_spans_outer(view, v);
-    }
-    if (row_inputs > 1)
+    int along_both = count_row_inputs(view).along_both;
+    if (along_both > 1)
         return fv_family_reject(why, size,
                                 "inner_multipass: %d inputs along both axes (one at most: a "
                                 "backward's dy and x are read again by its outer reduction, "
                                 "and the general path's split measured faster)",
-                                row_inputs);
+                                along_both);
     for (int r = 0; r < a->count; r++)
         for (int k = 0; k < a->reductions[r]->output_count; k++)
             if (fusion->values[a->reductions[r]->outputs[k]].dtype != FV_F32)
@@ -204,32 +225,6 @@ static bool multipass_accepts(const fv_segment_view *view, char *why, size_t siz
 
 /* ------------------------------------------------------------ choosing */
 
-/* True if an input spans the inner axis only (a weight or bias [H]). */
-static bool has_row_constants(const fv_segment_view *view)
-{
-    const fv_fusion *fusion = view->fusion;
-    for (int32_t i = 0; i < fusion->input_count; i++) {
-        int32_t v = fusion->inputs[i];
-        if (fusion->values[v].kind == FV_VALUE_TENSOR && fv_codegen_spans_inner(view, v) &&
-            !fv_codegen_spans_outer(view, v))
-            return true;
-    }
-    return false;
-}
-
-/* Bytes one row's passes read: every input that spans both axes. */
-static int64_t row_input_bytes(const fv_segment_view *view, int64_t inner)
-{
-    const fv_fusion *fusion = view->fusion;
-    int64_t bytes = 0;
-    for (int32_t i = 0; i < fusion->input_count; i++) {
-        int32_t v = fusion->inputs[i];
-        if (fusion->values[v].kind == FV_VALUE_TENSOR && fv_codegen_spans_inner(view, v) &&
-            fv_codegen_spans_outer(view, v))
-            bytes += inner * (int64_t)fv_dtype_size(fusion->values[v].dtype);
-    }
-    return bytes;
-}
 
 /* One block of 1024 threads per SM: the most threads per SM at the fewest
  * rows in flight (two blocks of 512 took 1-26% more time on an H200).  A row
@@ -242,10 +237,8 @@ static fv_status multipass_choose(const fv_segment_view *view, const fv_case *c,
 {
     multipass_analysis a;
     FV_TRY(analyze(view, &a));
-    int levels = a.levels, passes = a.passes, online = 0;
-    for (int level = 1; level <= levels; level++)
-        online += a.online[level];
-    bool has_var_mean = passes + online > levels + 1;
+    int levels = a.levels, passes = a.passes, online = a.online_pairs;
+    bool has_var_mean = a.has_var_mean;
     free(a.level);
     int64_t outer, inner;
     fv_sched_canonical_extents(view, c, &outer, &inner);
@@ -254,10 +247,11 @@ static fv_status multipass_choose(const fv_segment_view *view, const fv_case *c,
      * walked on its span's chunks */
     int full_vector = fv_family_vector_width(view, 16);
     params->vector = fv_family_vector_width(view, inner);
-    bool spans = params->vector < full_vector && !has_row_constants(view);
+    row_inputs inputs = count_row_inputs(view);
+    bool spans = params->vector < full_vector && inputs.row_constants == 0;
     if (spans)
         params->vector = full_vector;
-    int64_t row_bytes = row_input_bytes(view, inner);
+    int64_t row_bytes = inner * inputs.element_bytes;  /* what one row's passes read */
     int block_x = device->max_threads_per_block < 1024 ? device->max_threads_per_block : 1024;
     if (inner < (int64_t)block_x * params->vector)
         FV_FAIL(FV_ERR_UNSUPPORTED,
@@ -453,12 +447,8 @@ static int emit_level(fv_emitter *e, const multipass_analysis *a, const bool *ne
         }
         char input[64];
         fv_codegen_value(e, level.ops[r]->inputs[0], "lane", input, sizeof input);
-        fv_codegen_line(e, "#pragma unroll");
-        fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", e->vector);
-        if (e->span_lanes)
-            fv_codegen_line(e, "    if (fv_in_row(column + lane, inner))");
-        fv_codegen_line(e, "%saccumulator%d += %s;", e->span_lanes ? "        " : "    ",
-                        level.number[r], input);
+        const char *indent = fv_family_open_lane_loop(e);
+        fv_codegen_line(e, "%saccumulator%d += %s;", indent, level.number[r], input);
     }
     close_level_pass(e, before);
     for (int r = 0; r < level.count; r++) {
@@ -506,24 +496,18 @@ static int emit_online_levels(fv_emitter *e, const multipass_analysis *a, const 
     fv_codegen_compute(e, targets, (fv_emit_index){"row", "column"});
     char input[64];
     fv_codegen_value(e, maximum->inputs[0], "lane", input, sizeof input);
-    const char *guard = e->span_lanes ? "    if (fv_in_row(column + lane, inner))" : NULL;
-    const char *indent = e->span_lanes ? "        " : "    ";
     fv_codegen_line(e, "float chunk_maximum = accumulator%d;", m);
-    fv_codegen_line(e, "#pragma unroll");
-    fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", e->vector);
-    if (guard != NULL)
-        fv_codegen_line(e, "%s", guard);
+    const char *indent = fv_family_open_lane_loop(e);
     fv_codegen_line(e, "%schunk_maximum = fv_maximum(chunk_maximum, %s);", indent, input);
     fv_codegen_line(e, "if (chunk_maximum != accumulator%d) {  // rescale the sum", m);
     fv_codegen_line(e, "    accumulator%d *= expf(accumulator%d - chunk_maximum);", s, m);
     fv_codegen_line(e, "    accumulator%d = chunk_maximum;", m);
     fv_codegen_line(e, "}");
     fv_codegen_line(e, "if (accumulator%d != -INFINITY) {  // else every element so far is -inf", m);
-    fv_codegen_line(e, "    #pragma unroll");
-    fv_codegen_line(e, "    for (int lane = 0; lane < %d; ++lane)", e->vector);
-    if (guard != NULL)
-        fv_codegen_line(e, "    %s", guard);
-    fv_codegen_line(e, "    %saccumulator%d += expf(%s - accumulator%d);", indent, s, input, m);
+    e->indent += 4;
+    indent = fv_family_open_lane_loop(e);
+    fv_codegen_line(e, "%saccumulator%d += expf(%s - accumulator%d);", indent, s, input, m);
+    e->indent -= 4;
     fv_codegen_line(e, "}");
     fv_codegen_restore(e, before);
     close_pass(e);
