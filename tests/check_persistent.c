@@ -2047,8 +2047,9 @@ START_TEST(spilling_kernels_unroll_their_row_copies_by_four)
         fv_case_approach approach;
         const char *family;
     } kept[] = {
-        /* general path: the multipass kernel's rows outgrow the L2 */
-        {NORM_LAYER_FORWARD, FV_F32, 131072, FV_APPROACH_AUTO, "inner_reduction"},
+        /* general path: the multipass kernel's rows outgrow the L2 even in
+         * clusters of 8 */
+        {NORM_LAYER_FORWARD, FV_F32, 1048576, FV_APPROACH_AUTO, "inner_reduction"},
         {NORM_LAYER_FORWARD, FV_BF16, 1024, FV_APPROACH_AUTO, "inner_persistent"},  /* 1 copy */
         /* already 4 at a time (fetch_unrolled_wholly): the form changes nothing */
         {NORM_SOFTMAX, FV_F32, 32767, FV_APPROACH_AUTO, "inner_persistent"},
@@ -2078,8 +2079,12 @@ END_TEST
  * online) and one for the outputs, passes alternating direction;
  * rows whose length the 16-byte vector does not divide walk their span's
  * aligned chunks with the lanes outside the row left out of the reductions.
- * The general path keeps layer norm where the rows in flight outgrow the
- * L2 (H200's 50 MiB, not B200's 126 MiB). */
+ * Where a row per SM outgrows the L2 (H200's 50 MiB, not B200's 126 MiB),
+ * a cluster of blocks shares each row, a slice each, and the blocks add
+ * their totals through distributed shared memory; softmax's online pass
+ * keeps a row per block.  The general path keeps layer norm where the rows
+ * in flight outgrow the L2 even in clusters of 8.  Outputs are streaming
+ * stores, so that the passes find the inputs' lines in L2. */
 START_TEST(rows_no_block_holds_take_one_multipass_kernel)
 {
     planned_kernel planned;
@@ -2102,6 +2107,10 @@ START_TEST(rows_no_block_holds_take_one_multipass_kernel)
                                                  "accumulator1, reduction_scratch);"));
     ck_assert_ptr_nonnull(strstr(kernel->source, "vector_index >= 0; vector_index -= 1024"));
     ck_assert_ptr_null(strstr(kernel->source, "fv_in_row(column + lane"));
+    ck_assert_ptr_nonnull(strstr(kernel->source, "fv_store_streaming<8>(out0 + (row) * inner"));
+    ck_assert_ptr_null(strstr(kernel->source, "fv_cluster_exchange_init"));
+    ck_assert_int_eq(kernel->launch.cluster, 0);
+    ck_assert(kernel->launch.resident);
     /* relief: the passes one iteration at a time, then no form left */
     fv_kernel_plan *relieved_kernel = &planned.plan.kernels[0];
     bool relieved = false;
@@ -2172,12 +2181,55 @@ START_TEST(rows_no_block_holds_take_one_multipass_kernel)
     fv_segmentation_free(&segmentation);
     fv_case_free(short_rows);
 
+    /* 512 KiB rows on an H200: 132 rows in flight would be 66 MiB, so a
+     * cluster of 4 blocks takes each row (33 rows, 16 MiB) */
     plan_norm_on(NORM_LAYER_FORWARD, FV_F32, 4096, 131072, FV_APPROACH_AUTO, "H200", &planned);
+    ck_assert_int_eq(planned.plan.kernel_count, 1);
+    kernel = &planned.plan.kernels[0];
+    ck_assert_str_eq(kernel->segment->scheduler->name, "inner_multipass");
+    ck_assert_msg(strstr(kernel->params.description,
+                         "a row per cluster of 4 blocks, a slice each of 1024 threads") != NULL &&
+                      strstr(kernel->params.description, "rows in flight 16 MiB (33 x 512 KiB") !=
+                          NULL,
+                  "%s", kernel->params.description);
+    ck_assert_int_eq(kernel->launch.cluster, 4);
+    ck_assert_int_eq(kernel->launch.grid[0], 132);
+    ck_assert(kernel->launch.resident);
+    ck_assert_ptr_nonnull(strstr(kernel->source, "#include <cooperative_groups.h>"));
+    ck_assert_ptr_nonnull(strstr(kernel->source, "fv_cluster_exchange_init(cluster_arrived);"));
+    ck_assert_ptr_nonnull(strstr(kernel->source, "row < outer; row += gridDim.x / 4)"));
+    ck_assert_ptr_nonnull(strstr(kernel->source, "vector_index = slice_begin + threadIdx.x; "
+                                                 "vector_index < slice_end;"));
+    ck_assert_ptr_nonnull(strstr(kernel->source, "vector_index = slice_end - 1 - threadIdx.x; "
+                                                 "vector_index >= slice_begin;"));
+    ck_assert_ptr_nonnull(strstr(kernel->source, "const float mean0 = fv_cluster_total<4>("
+                                                 "accumulator0, cluster_exchange"));
+    ck_assert_ptr_nonnull(strstr(kernel->source, "squares0 = fv_cluster_total<4>(squares0"));
+    ck_assert_ptr_nonnull(strstr(kernel->source, "if (threadIdx.x == 0 && cluster_rank == 0) {"));
+    planned_free(&planned);
+    /* the same rows in RMS norm: a sum in clusters */
+    plan_norm_on(NORM_RMS_FORWARD, FV_F32, 4096, 131072, FV_APPROACH_AUTO, "H200", &planned);
+    kernel = &planned.plan.kernels[0];
+    ck_assert_int_eq(kernel->launch.cluster, 4);
+    ck_assert_ptr_nonnull(strstr(kernel->source, "accumulator0 = fv_cluster_total<4>(accumulator0, "
+                                                 "cluster_exchange, cluster_arrived, "
+                                                 "exchange_phase);"));
+    planned_free(&planned);
+    /* softmax's online pass keeps a row per block there */
+    plan_norm_on(NORM_SOFTMAX, FV_F32, 4096, 128256, FV_APPROACH_AUTO, "H200", &planned);
+    kernel = &planned.plan.kernels[0];
+    ck_assert_str_eq(kernel->segment->scheduler->name, "inner_multipass");
+    ck_assert_int_eq(kernel->launch.cluster, 0);
+    ck_assert_msg(strstr(kernel->params.description, "a row per block of 1024 threads") != NULL,
+                  "%s", kernel->params.description);
+    planned_free(&planned);
+    /* 4 MiB rows outgrow the L2 even in clusters of 8 (16 x 4 MiB) */
+    plan_norm_on(NORM_LAYER_FORWARD, FV_F32, 64, 1048576, FV_APPROACH_AUTO, "H200", &planned);
     ck_assert_int_eq(planned.plan.kernel_count, 2);
     ck_assert_str_eq(planned.plan.kernels[0].segment->scheduler->name, "inner_reduction");
     ck_assert_msg(strstr(planned.plan.fallback, "inner_multipass not used: segment 0 "
-                                                "(inner_multipass): rows in flight (66 MiB, a "
-                                                "row per SM) outgrow the L2 (50 MiB)") != NULL,
+                                                "(inner_multipass): rows in flight (64 MiB, a "
+                                                "row per cluster) outgrow the L2 (50 MiB)") != NULL,
                   "%s", planned.plan.fallback);
     planned_free(&planned);
 }

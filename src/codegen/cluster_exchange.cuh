@@ -1,7 +1,9 @@
 // cluster_exchange.cuh: inner reductions across a thread-block cluster, for
-// inner-outer persistent kernels whose rows are too long for one block: the
-// blocks of a cluster take the same rows, each a slice of the columns, and
-// add their block totals through distributed shared memory.
+// kernels whose rows are split over the blocks of a cluster (inner-outer
+// persistent kernels whose rows are too long for one block; inner-multipass
+// kernels, to keep the rows in flight within the L2): the blocks of a
+// cluster take the same rows, each a slice of the columns, and add their
+// block totals through distributed shared memory.
 //
 // Each row's thread 0 sends its block's totals to every block of the
 // cluster (itself included) with st.async, which completes on the
@@ -92,6 +94,16 @@ __device__ __forceinline__ void fv_cluster_sum(float (&values)[COUNT], float *ex
     }
 }
 
+// fv_cluster_sum of one value, returned.
+template <int CLUSTER>
+__device__ __forceinline__ float fv_cluster_total(float value, float *exchange,
+                                                  unsigned long long *arrived, int &phase)
+{
+    float values[1] = {value};
+    fv_cluster_sum<CLUSTER, 1>(values, exchange, arrived, phase);
+    return values[0];
+}
+
 // The same for a maximum (NaN propagates, as in fv_maximum).
 template <int CLUSTER>
 __device__ __forceinline__ float fv_cluster_max(float value, float *exchange,
@@ -104,4 +116,24 @@ __device__ __forceinline__ float fv_cluster_max(float value, float *exchange,
     for (int peer = 1; peer < CLUSTER; ++peer)
         most = fv_maximum(most, slot[peer]);
     return most;
+}
+
+// Softmax's online pair over the cluster: each block's row maximum and sum
+// of exp(x - maximum), merged in rank order (fv_online_merge).  A block whose
+// slice held only -INFINITY (its sum made NaN by fv_row_online_max_sum) adds
+// nothing; a row of -INFINITY alone sums NaN, as one block would.
+template <int CLUSTER>
+__device__ __forceinline__ void fv_cluster_online_max_sum(float &maximum, float &sum, float *exchange,
+                                                          unsigned long long *arrived, int &phase)
+{
+    const float values[2] = {maximum, sum};
+    const float *const slot = fv_cluster_gather<CLUSTER, 2>(values, exchange, arrived, phase);
+    maximum = -INFINITY;
+    sum = 0.0f;
+#pragma unroll
+    for (int peer = 0; peer < CLUSTER; ++peer)
+        if (slot[2 * peer] != -INFINITY)
+            fv_online_merge(maximum, sum, slot[2 * peer], slot[2 * peer + 1]);
+    if (maximum == -INFINITY)
+        sum = __int_as_float(0x7fffffff);
 }

@@ -94,6 +94,21 @@ __device__ __forceinline__ void fv_load_kept_in_l1(const T *__restrict__ p, floa
     }
 }
 
+// fv_store for row outputs of kernels that read their inputs again from L2
+// (inner_multipass's passes): 16-byte stores are streaming (st.global.cs:
+// their lines are evicted from L2 before the inputs' are); other sizes are
+// plain stores.
+template <int N, typename T>
+__device__ __forceinline__ void fv_store_streaming(T *__restrict__ p, const float (&in)[N])
+{
+    if constexpr (sizeof(T) * N == 16) {
+        const fv_vector<T, N> raw = fv_to_vector<N, T>(in);
+        __stcs(reinterpret_cast<uint4 *>(p), *reinterpret_cast<const uint4 *>(&raw));
+    } else {
+        fv_store<N>(p, in);
+    }
+}
+
 // fv_store for row outputs that no thread reads again: 16-byte stores do
 // not allocate in L1 (st.global.L1::no_allocate), which keeps the lines of
 // fv_load_kept_in_l1, and ran faster in kernels launched in clusters; other

@@ -588,16 +588,18 @@ void fv_codegen_store(fv_emitter *emitter, int position, int32_t value, fv_emit_
     int32_t source = fv_codegen_stored_value(emitter->view, value);
     char offset[160];
     offset_expression(emitter, value, where, offset, sizeof offset);
-    bool around = emitter->store_rows_around_l1 && float_storage(v->dtype) &&
-                  fv_codegen_spans_outer(emitter->view, value);
+    bool row_output = float_storage(v->dtype) && fv_codegen_spans_outer(emitter->view, value);
+    bool around = emitter->store_rows_around_l1 && row_output;
+    bool streaming = emitter->store_rows_streaming && row_output;
     if (fv_codegen_spans_inner(emitter->view, value) && emitter->span_lanes)
         fv_codegen_line(emitter, "%s<%d>(out%d + %s, %s, inner, v%d);",
                         float_storage(v->dtype) ? "fv_store_lanes" : "fv_store_lanes_exact",
                         emitter->vector, position, offset, where.inner, (int)source);
     else if (fv_codegen_spans_inner(emitter->view, value))
         fv_codegen_line(emitter, "%s<%d>(out%d + %s, v%d);",
-                        around ? "fv_store_around_l1"
-                               : float_storage(v->dtype) ? "fv_store" : "fv_store_exact",
+                        around      ? "fv_store_around_l1"
+                        : streaming ? "fv_store_streaming"
+                        : float_storage(v->dtype) ? "fv_store" : "fv_store_exact",
                         emitter->vector,
                         position, offset, (int)source);
     else if (float_storage(v->dtype))

@@ -50,6 +50,11 @@ typedef struct fv_emitter {
      * (fv_store_around_l1, no allocation there); set by the persistent
      * emitter (stores_rows_around_l1), plain stores otherwise. */
     bool store_rows_around_l1;
+    /* Outputs that span both axes store their 16-byte vectors as streaming
+     * stores (fv_store_streaming, st.global.cs: evicted first from L2); set
+     * by inner_multipass, whose later passes read the row's inputs again
+     * from L2 while its outputs are written. */
+    bool store_rows_streaming;
     /* Rows of an odd length computed on the 16-byte chunks of their aligned
      * span (set by the persistent emitter): a lane's element may lie outside
      * the row, so the inputs along the row that are read from device memory

@@ -10,12 +10,16 @@
 // not a multiple of the vector are walked on the aligned 16-byte chunks of
 // their span: whole chunks are vector loads and stores, the chunks at the
 // row's ends are read and written lane by lane, and lanes outside the row are
-// left out of the reductions.
+// left out of the reductions.  Where the rows in flight would outgrow the
+// L2, a cluster of blocks shares each row, a slice each, and the blocks add
+// their totals through distributed shared memory (cluster_exchange.cuh).
+@CLUSTER_HELPERS@
 extern "C" __global__ void __launch_bounds__(@BLOCK_X@, 1) @KERNEL_NAME@(
 @PARAMETERS@)
 {
     __shared__ float reduction_scratch[96];
-    for (long long row = blockIdx.x; row < outer; row += gridDim.x) {
+    @CLUSTER_SETUP@
+    for (long long row = @FIRST_ROW@; row < outer; row += @ROW_STEP@) {
         @ROW_START@
         @ROW_PROLOGUE@
         @PASSES@

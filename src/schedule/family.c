@@ -168,7 +168,7 @@ void fv_family_emit_accumulate(fv_emitter *e, const fv_op *const *reductions, in
 }
 
 void fv_family_emit_row_reduce(fv_emitter *e, const fv_op *const *reductions, int count,
-                               int first, int block_x)
+                               int first, int block_x, int cluster)
 {
     const fv_fusion *fusion = e->view->fusion;
     for (int r = 0; r < count; r++) {
@@ -187,6 +187,10 @@ void fv_family_emit_row_reduce(fv_emitter *e, const fv_op *const *reductions, in
         }
         fv_codegen_line(e, "accumulator%d = fv_row_%s<%d>(accumulator%d, reduction_scratch);", n,
                         op->kind == FV_OP_MAX ? "max" : "sum", block_x, n);
+        if (cluster > 1)
+            fv_codegen_line(e, "accumulator%d = fv_cluster_%s<%d>(accumulator%d, cluster_exchange, "
+                               "cluster_arrived, exchange_phase);",
+                            n, op->kind == FV_OP_MAX ? "max" : "total", cluster, n);
         char accumulator[32];
         snprintf(accumulator, sizeof accumulator, "accumulator%d", n);
         fv_codegen_rounded(fusion->values[op->outputs[0]].dtype, accumulator, expression,

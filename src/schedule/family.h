@@ -63,9 +63,11 @@ void fv_family_emit_accumulate(fv_emitter *e, const fv_op *const *reductions, in
                                int first);
 
 /* Combines each accumulator over the row's `block_x` threads (every thread
- * gets the result; `reduction_scratch` holds 96 floats per row) and declares
- * the reductions' outputs from them, rounded to their dtype. */
+ * gets the result; `reduction_scratch` holds 96 floats per row), then, with
+ * `cluster` > 1, over the cluster's blocks (cluster_exchange.cuh: sums and
+ * maxima only, no var_mean), and declares the reductions' outputs from
+ * them, rounded to their dtype. */
 void fv_family_emit_row_reduce(fv_emitter *e, const fv_op *const *reductions, int count,
-                               int first, int block_x);
+                               int first, int block_x, int cluster);
 
 #endif

@@ -26,7 +26,10 @@ enum {
     /* params->extra: */
     EXTRA_UNROLL = 0,          /* iterations of a pass unrolled (loads in flight per thread) */
     EXTRA_SPANS = 1,           /* rows walked on the aligned chunks of their span */
+    EXTRA_CLUSTER = 2,         /* blocks per thread-block cluster sharing each row, a slice
+                                  each; 1: a row per block */
     PASS_UNROLL = 4,
+    MAX_CLUSTER = 8,           /* the portable limit of blocks per thread-block cluster */
 };
 
 /* The segment's reductions, each with its level: 1 + the highest level its
@@ -226,6 +229,32 @@ static bool multipass_accepts(const fv_segment_view *view, char *why, size_t siz
 /* ------------------------------------------------------------ choosing */
 
 
+/* Blocks per cluster sharing each row, a slice each.  A row per block
+ * unless a row per SM outgrows the L2: the passes after the first then read
+ * DRAM again (ncu, softmax bf16 4096 x 128256 on an H200, 33 MiB of rows in
+ * flight against 50: 8% of the reads hit L2, 1.6 GB read for 1.05).  There
+ * a cluster takes each row, the fewest blocks (2, 4 or 8) that bring the
+ * rows in flight to half the L2, while each slice still gives every thread
+ * a vector.  Measured on an H200 (4096 rows, against a row per block): RMS
+ * fwd fp32 x 131072 +9.8% in clusters of 4, layer norm the same there (one
+ * kernel for the general path's two); rows that fit the L2 gained or lost a
+ * few percent by shape (bf16 x 65534 lost 9-17%), and softmax's online pass,
+ * near its instruction issue limit, lost 6-15% in clusters at fp32 x 128256
+ * and 128257, so it keeps a row per block.  A cluster of 4 left 12 of 132
+ * SMs idle (120 blocks resident).  Clusters need compute capability 9.0. */
+static int choose_cluster(const fv_device *device, int64_t row_bytes, int64_t row_vectors,
+                          int block_x, bool online)
+{
+    if (device->major < 9 || online || device->sm_count * row_bytes <= device->l2_bytes)
+        return 1;
+    int cluster = 1;
+    while (cluster < MAX_CLUSTER &&
+           (int64_t)(device->sm_count / cluster) * row_bytes * 2 > device->l2_bytes &&
+           (row_vectors + 2 * cluster - 1) / (2 * cluster) >= block_x)
+        cluster *= 2;
+    return cluster;
+}
+
 /* One block of 1024 threads per SM: the most threads per SM at the fewest
  * rows in flight (two blocks of 512 took 1-26% more time on an H200).  A row
  * whose length the 16-byte vector does not divide is walked on its span's
@@ -258,29 +287,34 @@ static fv_status multipass_choose(const fv_segment_view *view, const fv_case *c,
                 "rows of %lld elements would leave threads of a %d-thread block idle in every "
                 "pass (this family is for rows no persistent budget holds)",
                 (long long)inner, block_x);
-    if (has_var_mean && device->sm_count * row_bytes > device->l2_bytes)
+    int cluster = choose_cluster(device, row_bytes, inner / params->vector, block_x, online > 0);
+    int64_t rows_in_flight = device->sm_count / cluster;
+    if (has_var_mean && rows_in_flight * row_bytes > device->l2_bytes)
         FV_FAIL(FV_ERR_UNSUPPORTED,
-                "rows in flight (%lld MiB, a row per SM) outgrow the L2 (%lld MiB): var_mean's two "
+                "rows in flight (%lld MiB, a row per %s) outgrow the L2 (%lld MiB): var_mean's two "
                 "passes and the outputs' would read each row from device memory three times, "
                 "the general path twice",
-                (long long)((device->sm_count * row_bytes) >> 20),
-                (long long)(device->l2_bytes >> 20));
+                (long long)((rows_in_flight * row_bytes) >> 20),
+                cluster > 1 ? "cluster" : "SM", (long long)(device->l2_bytes >> 20));
     params->block_x = block_x;
     params->block_y = 1;
-    params->grid_limit = device->sm_count;
+    params->grid_limit = device->sm_count / cluster * cluster;
     params->extra[EXTRA_UNROLL] = PASS_UNROLL;
     params->extra[EXTRA_SPANS] = spans;
-    int64_t in_flight = (int64_t)params->grid_limit * row_bytes;
+    params->extra[EXTRA_CLUSTER] = cluster;
+    char sharing[96] = "a row per block";
+    if (cluster > 1)
+        snprintf(sharing, sizeof sharing, "a row per cluster of %d blocks, a slice each", cluster);
     snprintf(params->description, sizeof params->description,
-             "inner multipass: a row per block of %d threads, one block per SM, %d-element "
+             "inner multipass: %s of %d threads, one block per SM, %d-element "
              "vectors%s, %d passes over each row (%d reduction level%s%s, then the outputs); "
-             "rows in flight %lld MiB (%d x %d KiB read per pass) against %lld MiB of L2",
-             params->block_x, params->vector,
+             "rows in flight %lld MiB (%lld x %d KiB read per pass) against %lld MiB of L2",
+             sharing, params->block_x, params->vector,
              spans ? " on the aligned chunks of each row's span" : "", passes, levels,
              levels == 1 ? "" : "s",
              online ? ", softmax's maximum and sum in one online pass" : "",
-             (long long)(in_flight >> 20),
-             params->grid_limit, (int)((row_bytes + 1023) / 1024),
+             (long long)((rows_in_flight * row_bytes) >> 20),
+             (long long)rows_in_flight, (int)((row_bytes + 1023) / 1024),
              (long long)(device->l2_bytes >> 20));
     return FV_OK;
 }
@@ -288,21 +322,32 @@ static fv_status multipass_choose(const fv_segment_view *view, const fv_case *c,
 /* ------------------------------------------------------------ emitting */
 
 typedef struct multipass_sections {
-    fv_text row_start, prologue, passes, epilogue, parameters;
+    fv_text row_start, prologue, passes, epilogue, parameters, cluster_setup;
 } multipass_sections;
 
-/* Opens a loop over the thread's vectors of the row: forward on even
- * passes, backward on odd ones; `unroll` iterations at a time. */
-static void open_pass(fv_emitter *e, int pass, int block_x, int unroll)
+static bool clustered(const fv_schedule_params *params)
 {
+    return params->extra[EXTRA_CLUSTER] > 1;
+}
+
+/* Opens a loop over the thread's vectors of the row (of the block's slice
+ * of it, in clusters): forward on even passes, backward on odd ones;
+ * `unroll` iterations at a time. */
+static void open_pass(fv_emitter *e, int pass, const fv_schedule_params *params)
+{
+    int block_x = params->block_x, unroll = params->extra[EXTRA_UNROLL];
+    bool slices = clustered(params);
     if (unroll > 1)
         fv_codegen_line(e, "#pragma unroll %d", unroll);
     if (pass % 2 == 0)
-        fv_codegen_line(e, "for (long long vector_index = threadIdx.x; vector_index < "
-                           "row_vectors; vector_index += %d) {", block_x);
+        fv_codegen_line(e, "for (long long vector_index = %sthreadIdx.x; vector_index < "
+                           "%s; vector_index += %d) {", slices ? "slice_begin + " : "",
+                        slices ? "slice_end" : "row_vectors", block_x);
     else
-        fv_codegen_line(e, "for (long long vector_index = row_vectors - 1 - threadIdx.x; "
-                           "vector_index >= 0; vector_index -= %d) {", block_x);
+        fv_codegen_line(e, "for (long long vector_index = %s - 1 - threadIdx.x; "
+                           "vector_index >= %s; vector_index -= %d) {",
+                        slices ? "slice_end" : "row_vectors", slices ? "slice_begin" : "0",
+                        block_x);
     e->indent += 4;
     if (e->span_lanes)
         fv_codegen_line(e, "const long long column = (first_chunk + vector_index) * %d - "
@@ -367,7 +412,7 @@ static void declare_accumulators(fv_emitter *e, const level_reductions *level)
 static bool *open_level_pass(fv_emitter *e, const level_reductions *level, bool *targets,
                              int pass, bool var_means_only, const fv_schedule_params *params)
 {
-    open_pass(e, pass, params->block_x, params->extra[EXTRA_UNROLL]);
+    open_pass(e, pass, params);
     bool *before = fv_codegen_save(e);
     memset(targets, 0, (size_t)e->view->fusion->value_count + 1);
     for (int r = 0; r < level->count; r++)
@@ -416,6 +461,10 @@ static void emit_squares_pass(fv_emitter *e, const level_reductions *level, bool
         char expression[128];
         fv_codegen_line(e, "squares%d = fv_row_sum<%d>(squares%d, reduction_scratch);", n,
                         params->block_x, n);
+        if (clustered(params))
+            fv_codegen_line(e, "squares%d = fv_cluster_total<%d>(squares%d, cluster_exchange, "
+                               "cluster_arrived, exchange_phase);",
+                            n, params->extra[EXTRA_CLUSTER], n);
         snprintf(expression, sizeof expression, "squares%d / ((float)inner - %lld.0f)", n,
                  (long long)op->correction);
         fv_codegen_declare(e, op->outputs[0], expression);
@@ -454,7 +503,16 @@ static int emit_level(fv_emitter *e, const multipass_analysis *a, const bool *ne
     for (int r = 0; r < level.count; r++) {
         int n = level.number[r];
         if (level.ops[r]->kind != FV_OP_VAR_MEAN) {
-            fv_family_emit_row_reduce(e, &level.ops[r], 1, n, params->block_x);
+            fv_family_emit_row_reduce(e, &level.ops[r], 1, n, params->block_x,
+                                      params->extra[EXTRA_CLUSTER]);
+            continue;
+        }
+        if (clustered(params)) {
+            fv_codegen_line(e, "accumulator%d = fv_row_sum<%d>(accumulator%d, reduction_scratch);",
+                            n, params->block_x, n);
+            fv_codegen_line(e, "const float mean%d = fv_cluster_total<%d>(accumulator%d, "
+                               "cluster_exchange, cluster_arrived, exchange_phase) / (float)inner;",
+                            n, params->extra[EXTRA_CLUSTER], n);
             continue;
         }
         fv_codegen_line(e, "const float mean%d = fv_row_sum<%d>(accumulator%d, reduction_scratch) "
@@ -489,7 +547,7 @@ static int emit_online_levels(fv_emitter *e, const multipass_analysis *a, const 
                        "exponentials at the running maximum", pass + 1, level, level + 1);
     fv_codegen_line(e, "float accumulator%d = -INFINITY;  // max", m);
     fv_codegen_line(e, "float accumulator%d = 0.0f;  // sum of exp(x - accumulator%d)", s, m);
-    open_pass(e, pass, params->block_x, params->extra[EXTRA_UNROLL]);
+    open_pass(e, pass, params);
     bool *before = fv_codegen_save(e);
     memset(targets, 0, (size_t)e->view->fusion->value_count + 1);
     targets[maximum->inputs[0]] = true;
@@ -513,6 +571,10 @@ static int emit_online_levels(fv_emitter *e, const multipass_analysis *a, const 
     close_pass(e);
     fv_codegen_line(e, "fv_row_online_max_sum<%d>(accumulator%d, accumulator%d, reduction_scratch);",
                     params->block_x, m, s);
+    if (clustered(params))
+        fv_codegen_line(e, "fv_cluster_online_max_sum<%d>(accumulator%d, accumulator%d, "
+                           "cluster_exchange, cluster_arrived, exchange_phase);",
+                        params->extra[EXTRA_CLUSTER], m, s);
     char name[32];
     snprintf(name, sizeof name, "accumulator%d", m);
     fv_codegen_declare(e, maximum->outputs[0], name);
@@ -529,7 +591,7 @@ static void emit_output_pass(fv_emitter *e, bool *targets, int pass,
 {
     const fv_fusion *fusion = e->view->fusion;
     fv_codegen_line(e, "// pass %d: the outputs along the row", pass + 1);
-    open_pass(e, pass, params->block_x, params->extra[EXTRA_UNROLL]);
+    open_pass(e, pass, params);
     bool *before = fv_codegen_save(e);
     for (int32_t o = 0; o < fusion->output_count; o++) {
         int32_t id = fusion->outputs[o];
@@ -543,7 +605,7 @@ static void emit_output_pass(fv_emitter *e, bool *targets, int pass,
 
 /* The outputs of one value per row (layer norm's mean and inverse standard
  * deviation), stored by the row's first thread; nothing if there are none. */
-static void emit_row_outputs(fv_emitter *e, fv_text *out, bool *targets)
+static void emit_row_outputs(fv_emitter *e, fv_text *out, bool *targets, bool slices)
 {
     const fv_fusion *fusion = e->view->fusion;
     e->out = out;
@@ -554,7 +616,7 @@ static void emit_row_outputs(fv_emitter *e, fv_text *out, bool *targets)
         if (fv_codegen_spans_inner(e->view, id))
             continue;
         if (!any)
-            fv_codegen_line(e, "if (threadIdx.x == 0) {");
+            fv_codegen_line(e, "if (threadIdx.x == 0%s) {", slices ? " && cluster_rank == 0" : "");
         any = true;
         e->indent = 4;
         fv_codegen_compute_output(e, targets, (int)o, id, (fv_emit_index){"row", "0"},
@@ -568,18 +630,41 @@ static void emit_row_outputs(fv_emitter *e, fv_text *out, bool *targets)
 /* The row's vectors: `row_vectors` of them from its first column, or on a
  * span, from the aligned chunk that holds its first element (`first_chunk`
  * of the flat tensor) to the one that holds its last. */
-static void emit_row_start(fv_emitter *e, fv_text *out)
+static void emit_row_start(fv_emitter *e, fv_text *out, int cluster)
 {
     e->out = out;
     e->indent = 0;
     if (!e->span_lanes) {
         fv_codegen_line(e, "const long long row_vectors = inner / %d;", e->vector);
-        return;
+    } else {
+        fv_codegen_line(e, "const long long row_start = row * inner;  // the row's first element");
+        fv_codegen_line(e, "const long long first_chunk = row_start / %d;", e->vector);
+        fv_codegen_line(e, "const long long row_vectors = (row_start + inner - 1) / %d - "
+                           "first_chunk + 1;", e->vector);
     }
-    fv_codegen_line(e, "const long long row_start = row * inner;  // the row's first element");
-    fv_codegen_line(e, "const long long first_chunk = row_start / %d;", e->vector);
-    fv_codegen_line(e, "const long long row_vectors = (row_start + inner - 1) / %d - first_chunk + 1;",
-                    e->vector);
+    if (cluster <= 1)
+        return;
+    fv_codegen_line(e, "const long long slice_vectors = (row_vectors + %d) / %d;", cluster - 1,
+                    cluster);
+    fv_codegen_line(e, "const long long slice_begin = cluster_rank * slice_vectors;");
+    fv_codegen_line(e, "const long long slice_end = slice_begin + slice_vectors < row_vectors ? "
+                       "slice_begin + slice_vectors : row_vectors;");
+}
+
+/* In clusters: the block's rank and the exchange of its totals. */
+static void emit_cluster_setup(fv_text *out, int cluster)
+{
+    if (cluster <= 1)
+        return;
+    fv_text_printf(out,
+                   "// A cluster of %d blocks shares each row: block `cluster_rank` walks its slice\n"
+                   "// of the row's vectors, and the blocks add their totals in rank order.\n"
+                   "const unsigned cluster_rank = cooperative_groups::this_cluster().block_rank();\n"
+                   "__shared__ float cluster_exchange[2 * %d * 2];  // [2 phases][%d blocks][2 totals]\n"
+                   "__shared__ unsigned long long cluster_arrived[2];  // an mbarrier per phase\n"
+                   "fv_cluster_exchange_init(cluster_arrived);\n"
+                   "int exchange_phase = 0;\n",
+                   cluster, cluster, cluster);
 }
 
 static fv_status emit_sections(const fv_segment_view *view, const fv_schedule_params *params,
@@ -602,7 +687,9 @@ static fv_status emit_sections(const fv_segment_view *view, const fv_schedule_pa
     }
     mark_needed(view, &a, needed);
     e.span_lanes = e.load_span_chunks = params->extra[EXTRA_SPANS] != 0;
-    emit_row_start(&e, &s->row_start);
+    e.store_rows_streaming = true;
+    emit_row_start(&e, &s->row_start, params->extra[EXTRA_CLUSTER]);
+    emit_cluster_setup(&s->cluster_setup, params->extra[EXTRA_CLUSTER]);
     e.out = &s->prologue;
     emit_row_values(&e, &a, needed, targets, 0);
     e.out = &s->passes;
@@ -615,7 +702,7 @@ static fv_status emit_sections(const fv_segment_view *view, const fv_schedule_pa
             pass = emit_level(&e, &a, needed, targets, level, pass, params);
     }
     emit_output_pass(&e, targets, pass, params);
-    emit_row_outputs(&e, &s->epilogue, targets);
+    emit_row_outputs(&e, &s->epilogue, targets, clustered(params));
     fv_codegen_parameters(view, &s->parameters);
 done:
     free(needed);
@@ -631,21 +718,34 @@ static fv_status multipass_emit(const fv_segment_view *view, const fv_schedule_p
     multipass_sections s = {0};
     fv_status status = emit_sections(view, params, &s);
     if (status == FV_OK) {
-        char block_x[16];
+        char block_x[16], first_row[32] = "blockIdx.x", row_step[32] = "gridDim.x";
+        fv_text helpers = {0};
+        int cluster = params->extra[EXTRA_CLUSTER];
+        if (cluster > 1) {
+            snprintf(first_row, sizeof first_row, "blockIdx.x / %d", cluster);
+            snprintf(row_step, sizeof row_step, "gridDim.x / %d", cluster);
+            fv_text_printf(&helpers, "#include <cooperative_groups.h>\n%s\n",
+                           fv_skeleton_cluster_exchange);
+        }
         const char *names[] = {"KERNEL_NAME", "PARAMETERS", "BLOCK_X", "ROW_START",
-                               "ROW_PROLOGUE", "PASSES", "EPILOGUE"};
+                               "ROW_PROLOGUE", "PASSES", "EPILOGUE", "CLUSTER_HELPERS",
+                               "CLUSTER_SETUP", "FIRST_ROW", "ROW_STEP"};
         const char *sections[] = {kernel_name, fv_text_str(&s.parameters),
                                   fv_family_number(block_x, params->block_x),
                                   fv_text_str(&s.row_start), fv_text_str(&s.prologue),
-                                  fv_text_str(&s.passes), fv_text_str(&s.epilogue)};
+                                  fv_text_str(&s.passes), fv_text_str(&s.epilogue),
+                                  fv_text_str(&helpers), fv_text_str(&s.cluster_setup),
+                                  first_row, row_step};
         fv_family_kernel_head("inner_multipass", params, source);
-        status = fv_codegen_fill(fv_skeleton_inner_multipass, names, sections, 7, source);
+        status = fv_codegen_fill(fv_skeleton_inner_multipass, names, sections, 11, source);
+        fv_text_free(&helpers);
     }
     fv_text_free(&s.row_start);
     fv_text_free(&s.prologue);
     fv_text_free(&s.passes);
     fv_text_free(&s.epilogue);
     fv_text_free(&s.parameters);
+    fv_text_free(&s.cluster_setup);
     return status;
 }
 
@@ -656,11 +756,14 @@ static fv_status multipass_launch(const fv_segment_view *view, const fv_schedule
     int64_t outer, inner;
     fv_sched_canonical_extents(view, c, &outer, &inner);
     memset(shape, 0, sizeof *shape);
-    int64_t blocks = outer < params->grid_limit ? outer : params->grid_limit;
-    shape->grid[0] = (int)(blocks < 1 ? 1 : blocks);
+    int cluster = clustered(params) ? params->extra[EXTRA_CLUSTER] : 1;
+    int64_t blocks = outer * cluster < params->grid_limit ? outer * cluster : params->grid_limit;
+    shape->grid[0] = (int)(blocks < cluster ? cluster : blocks);
     shape->grid[1] = shape->grid[2] = 1;
     shape->block[0] = params->block_x;
     shape->block[1] = shape->block[2] = 1;
+    shape->cluster = cluster > 1 ? cluster : 0;
+    shape->resident = true;
     (void)device;
     return FV_OK;
 }

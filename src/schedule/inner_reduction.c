@@ -110,7 +110,7 @@ static fv_status emit_sections(const fv_segment_view *view, const fv_schedule_pa
     fv_family_emit_accumulate(&e, reductions, count, 0);
     fv_codegen_restore(&e, before_body);
     e.out = &s->reduce;
-    fv_family_emit_row_reduce(&e, reductions, count, 0, params->block_x);
+    fv_family_emit_row_reduce(&e, reductions, count, 0, params->block_x, 1);
     /* Epilogue: the row-level outputs. */
     e.out = &s->epilogue;
     for (int32_t o = 0; o < fusion->output_count; o++) {

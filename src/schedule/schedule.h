@@ -66,6 +66,10 @@ typedef struct fv_launch_shape {
     int64_t workspace_bytes;  /* device scratch (floats) the kernel needs */
     int semaphore_count;      /* zeroed unsigned counters the kernel needs */
     bool cooperative;         /* needs a cooperative launch (grid sync) */
+    bool resident;            /* the grid is clamped at launch to the blocks (whole
+                                 clusters) resident at once, as a cooperative one is:
+                                 its rows are grid-strided, and blocks past those would
+                                 only run as a second wave */
     int cluster;              /* blocks per thread-block cluster along x (grid[0] a multiple
                                  of it); 0: no clusters */
 } fv_launch_shape;

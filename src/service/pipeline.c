@@ -386,16 +386,16 @@ static fv_status resident_blocks(launch_sequence *s, int32_t k, unsigned *reside
     return FV_OK;
 }
 
-/* A cooperative kernel's blocks must all be resident at once: clamp its
- * grid to what the compiled kernel's occupancy allows (its rows are
- * grid-strided, so fewer blocks stay correct; a clustered grid stays a
- * whole number of clusters). */
+/* A cooperative kernel's blocks must all be resident at once, and a
+ * kernel marked `resident` should be: clamp its grid to what the compiled
+ * kernel's occupancy allows (its rows are grid-strided, so fewer blocks
+ * stay correct; a clustered grid stays a whole number of clusters). */
 static fv_status fit_grids(launch_sequence *s)
 {
     for (int32_t k = 0; k < s->plan->kernel_count; k++) {
         const fv_launch_shape *shape = &s->plan->kernels[k].launch;
         s->grid_x[k] = (unsigned)shape->grid[0];
-        if (!shape->cooperative)
+        if (!shape->cooperative && !shape->resident)
             continue;
         unsigned resident = 0;
         FV_TRY(resident_blocks(s, k, &resident));
