@@ -3,7 +3,8 @@
 # inputs, IR, segments and CUDA as planned; with --arch, the plan a run
 # would launch after compiling it (tests/relief/: a kernel that spills
 # emitted again in a lighter form, or its family set aside), with each
-# kernel's registers and spills; bad input named with exit status 2.
+# kernel's registers and spills; long rows in clusters (tests/long_rows/);
+# bad input named with exit status 2.
 #   test_cli_show.sh FUSERVALIDATE SOURCE_DIR BINARY_DIR
 set -euo pipefail
 tool="$1"; source_dir="$2"
@@ -45,6 +46,34 @@ grep -q "^kernel fv_segment0_inner_multipass" <<< "$out" ||
   fail "show rms --arch: not set aside for inner_multipass"
 [ "$(grep -c '^  compiled for sm_90a: [0-9]* registers, 0 spill bytes' <<< "$out")" -eq 1 ] ||
   fail "show rms --arch: expected one compiled kernel without spills"
+
+# Rows a row per SM would outgrow the L2 with (tests/long_rows): a cluster of 4
+# blocks shares each row on an H200, not on a B200 (126 MiB of L2); softmax's
+# online pass keeps a row per block.
+long=rms_norm_fwd/fp32/9x131072/s0
+out="$("$tool" show "$long" tests/long_rows/ --device H200 --arch sm_90a --segments)" ||
+  fail "show long rows failed: $out"
+grep -q "^kernel fv_segment0_inner_multipass: inner multipass: a row per cluster of 4 blocks" <<< "$out" ||
+  fail "show long rows: not in clusters of 4"
+grep -q "^  grid (36, 1, 1), block (1024, 1, 1), .*, clusters of 4 blocks" <<< "$out" ||
+  fail "show long rows: no grid of 9 clusters"
+grep -q "^  compiled for sm_90a: [0-9]* registers, 0 spill bytes" <<< "$out" ||
+  fail "show long rows: spills or no resources"
+# the same clustered kernel compiles for Blackwell (a B200 plans it so at longer rows)
+out="$("$tool" show "$long" tests/long_rows/ --device H200 --arch sm_100a --segments)" ||
+  fail "show long rows sm_100a failed: $out"
+grep -q "^  compiled for sm_100a: [0-9]* registers, 0 spill bytes" <<< "$out" ||
+  fail "show long rows sm_100a: spills or no resources"
+out="$("$tool" show "$long" tests/long_rows/ --device B200 --segments)" || fail "show B200 failed"
+grep -q "a row per block of 1024 threads" <<< "$out" || fail "show long rows: clusters on a B200"
+out="$("$tool" show row_sum_and_normalize/fp32/9x131071/s0 tests/long_rows/ --device H200 --segments)" ||
+  fail "show row_sum_and_normalize long rows failed"
+grep -q "a row per cluster of 4 blocks .* on the aligned chunks of each row's span" <<< "$out" ||
+  fail "show row_sum_and_normalize long rows: not spans in clusters of 4"
+out="$("$tool" show softmax_fwd/bf16/9x128257/s0 tests/long_rows/ --device H200 --segments)" ||
+  fail "show softmax long rows failed"
+grep -q "a row per block of 1024 threads.*one online pass" <<< "$out" ||
+  fail "show softmax long rows: not a row per block with the online pass"
 
 # Bad input: an unknown case and a bad target, each named, exit status 2.
 set +e

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_gpu_cases.sh: on a machine with a GPU, every case of the small test
-# sweeps (tests/cases: edge shapes included) runs and passes against the fp64
-# references.  Without a GPU it prints SKIP and passes.  `ci/gpu-test` runs the
+# sweeps (tests/cases: edge shapes included; tests/long_rows: rows no
+# persistent budget holds) runs and passes against the fp64 references.  Without a GPU it prints SKIP and passes.  `ci/gpu-test` runs the
 # same check over the whole default sweep (cases/).
 #   test_gpu_cases.sh FUSERVALIDATE SOURCE_DIR BINARY_DIR
 set -euo pipefail
@@ -41,4 +41,10 @@ if command -v h5dump >/dev/null 2>&1; then
 else
   echo "test_gpu_cases: h5dump is not on PATH: the archive's l2_flush is not read back"
 fi
+# rows no persistent budget holds (tests/long_rows): one inner_multipass kernel
+# each, in clusters of blocks where a row per SM outgrows the L2
+"$tool" run tests/long_rows --require-gpu --repeats 3 -o "$work/long.h5" --refs "$work/refs" \
+    --kernel-cache "$work/kernels" > "$work/long.log"
+[ "$(grep -c '^pass .* 1 kernel ' "$work/long.log")" -eq 4 ] ||
+  { echo "FAIL: the long rows did not all pass in one kernel" >&2; cat "$work/long.log" >&2; exit 1; }
 echo "test_gpu_cases: ok"

@@ -17,6 +17,8 @@
 // which the peer sends after a block-wide __syncthreads (in its row
 // reduction, as block_x >= 64 with clusters) that follows its reads of k.
 // Every thread of every block gets the same totals, added in rank order.
+// The halves lie CLUSTER * COUNT floats apart, so all the exchanges of one
+// array must use the same COUNT.
 
 // Initializes the two barriers; every thread of the cluster's blocks must
 // call it before any exchange (it ends with a cluster barrier, so that no
@@ -116,24 +118,4 @@ __device__ __forceinline__ float fv_cluster_max(float value, float *exchange,
     for (int peer = 1; peer < CLUSTER; ++peer)
         most = fv_maximum(most, slot[peer]);
     return most;
-}
-
-// Softmax's online pair over the cluster: each block's row maximum and sum
-// of exp(x - maximum), merged in rank order (fv_online_merge).  A block whose
-// slice held only -INFINITY (its sum made NaN by fv_row_online_max_sum) adds
-// nothing; a row of -INFINITY alone sums NaN, as one block would.
-template <int CLUSTER>
-__device__ __forceinline__ void fv_cluster_online_max_sum(float &maximum, float &sum, float *exchange,
-                                                          unsigned long long *arrived, int &phase)
-{
-    const float values[2] = {maximum, sum};
-    const float *const slot = fv_cluster_gather<CLUSTER, 2>(values, exchange, arrived, phase);
-    maximum = -INFINITY;
-    sum = 0.0f;
-#pragma unroll
-    for (int peer = 0; peer < CLUSTER; ++peer)
-        if (slot[2 * peer] != -INFINITY)
-            fv_online_merge(maximum, sum, slot[2 * peer], slot[2 * peer + 1]);
-    if (maximum == -INFINITY)
-        sum = __int_as_float(0x7fffffff);
 }

@@ -4,16 +4,16 @@
  * block per row walks the row once per reduction level (twice for a
  * var_mean; softmax's maximum and sum of exponentials together, online) and
  * once more for the outputs, reading the inputs from device memory in each
- * pass.  The passes after the
- * first find the row in L2 while the rows in flight fit it, so DRAM sees
- * each input read about once; the general path reads it from DRAM in every
- * kernel.  Where the rows in flight outgrow the L2 (softmax fp32 x 128256 on
- * an H200: 64 MiB against 50), the later passes partly read DRAM again; the
- * alternating direction keeps the most recent lines first, and the kernel
- * still measured faster than the general path there, except layer norm's
- * three passes, which decline.  The segmenter asks this family after
- * inner_persistent, so it takes the rows that family set aside for their
- * length or for spilling in every form; it declines shorter rows. */
+ * pass.  The passes after the first are meant to find the row in L2, so that
+ * DRAM sees each input read once where the general path reads it in every
+ * kernel; the outputs are streaming stores, evicted from L2 before the
+ * inputs' lines, and the passes alternate direction, each starting on the
+ * lines the one before read last.  Where a row per SM outgrows the L2 (fp32 x
+ * 131072 on an H200: 66 MiB against 50), a cluster of blocks shares each row
+ * (choose_cluster), except in softmax's online pass.  The segmenter asks
+ * this family after inner_persistent, so it takes the rows that family set
+ * aside for their length or for spilling in every form; it declines shorter
+ * rows. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,18 +230,23 @@ static bool multipass_accepts(const fv_segment_view *view, char *why, size_t siz
 
 
 /* Blocks per cluster sharing each row, a slice each.  A row per block
- * unless a row per SM outgrows the L2: the passes after the first then read
- * DRAM again (ncu, softmax bf16 4096 x 128256 on an H200, 33 MiB of rows in
- * flight against 50: 8% of the reads hit L2, 1.6 GB read for 1.05).  There
- * a cluster takes each row, the fewest blocks (2, 4 or 8) that bring the
- * rows in flight to half the L2, while each slice still gives every thread
- * a vector.  Measured on an H200 (4096 rows, against a row per block): RMS
- * fwd fp32 x 131072 +9.8% in clusters of 4, layer norm the same there (one
- * kernel for the general path's two); rows that fit the L2 gained or lost a
- * few percent by shape (bf16 x 65534 lost 9-17%), and softmax's online pass,
- * near its instruction issue limit, lost 6-15% in clusters at fp32 x 128256
- * and 128257, so it keeps a row per block.  A cluster of 4 left 12 of 132
- * SMs idle (120 blocks resident).  Clusters need compute capability 9.0. */
+ * unless a row per SM outgrows the L2; then a cluster takes each row, the
+ * fewest blocks (2, 4 or 8) that bring the rows in flight to half the L2,
+ * while each slice still gives every thread a vector.  Even rows in flight
+ * under the L2 lose most of their lines before the later passes (ncu,
+ * softmax bf16 4096 x 128256 on an H200, 33 MiB against 50: 8% of the reads
+ * hit L2, 1.64 GB read for 1.05), and clusters bring the reads down to the
+ * input's size; but each block then pays a block reduction and a cluster
+ * exchange per level for a fraction of the bytes, and a cluster of 4 left
+ * 12 of 132 SMs idle.  Measured on an H200 (4096 rows, against a row per
+ * block; bench/results/h200-2026-11-29.md, session 34): RMS fwd fp32 x
+ * 131072 +13.3% in clusters of 4, layer norm +1.6% there (one kernel for the
+ * general path's two); rows that fit the L2 gained or lost a few percent by
+ * shape and cluster size (bf16 x 65534 lost 9-49%).  Softmax's online pass,
+ * near its instruction issue limit, keeps a row per block: in clusters it
+ * lost on 5 of its 6 shapes at every size (6-151% more time), and gained
+ * 3.4% only at fp32 x 128257 in clusters of 2.  Clusters need compute
+ * capability 9.0. */
 static int choose_cluster(const fv_device *device, int64_t row_bytes, int64_t row_vectors,
                           int block_x, bool online)
 {
@@ -289,27 +294,30 @@ static fv_status multipass_choose(const fv_segment_view *view, const fv_case *c,
                 (long long)inner, block_x);
     int cluster = choose_cluster(device, row_bytes, inner / params->vector, block_x, online > 0);
     int64_t rows_in_flight = device->sm_count / cluster;
-    if (has_var_mean && rows_in_flight * row_bytes > device->l2_bytes)
+    /* a row per SM fits the L2 by choose_cluster's rule; clusters aim at half of it */
+    int64_t l2_share = device->l2_bytes / (cluster > 1 ? 2 : 1);
+    char sharing[96] = "a row per block";
+    if (cluster > 1)
+        snprintf(sharing, sizeof sharing, "a row per cluster of %d blocks", cluster);
+    if (has_var_mean && rows_in_flight * row_bytes > l2_share)
         FV_FAIL(FV_ERR_UNSUPPORTED,
-                "rows in flight (%lld MiB, a row per %s) outgrow the L2 (%lld MiB): var_mean's two "
-                "passes and the outputs' would read each row from device memory three times, "
-                "the general path twice",
-                (long long)((rows_in_flight * row_bytes) >> 20),
-                cluster > 1 ? "cluster" : "SM", (long long)(device->l2_bytes >> 20));
+                "rows in flight (%lld MiB, %s) outgrow %sthe L2 (%lld MiB): var_mean's two passes "
+                "and the outputs' would read each row from device memory three times, the "
+                "general path twice",
+                (long long)((rows_in_flight * row_bytes) >> 20), sharing,
+                cluster > 1 ? "half " : "", (long long)(device->l2_bytes >> 20));
     params->block_x = block_x;
     params->block_y = 1;
     params->grid_limit = device->sm_count / cluster * cluster;
     params->extra[EXTRA_UNROLL] = PASS_UNROLL;
     params->extra[EXTRA_SPANS] = spans;
     params->extra[EXTRA_CLUSTER] = cluster;
-    char sharing[96] = "a row per block";
-    if (cluster > 1)
-        snprintf(sharing, sizeof sharing, "a row per cluster of %d blocks, a slice each", cluster);
     snprintf(params->description, sizeof params->description,
-             "inner multipass: %s of %d threads, one block per SM, %d-element "
+             "inner multipass: %s of %d threads%s, one block per SM, %d-element "
              "vectors%s, %d passes over each row (%d reduction level%s%s, then the outputs); "
              "rows in flight %lld MiB (%lld x %d KiB read per pass) against %lld MiB of L2",
-             sharing, params->block_x, params->vector,
+             sharing, params->block_x, cluster > 1 ? " (a slice of the row each)" : "",
+             params->vector,
              spans ? " on the aligned chunks of each row's span" : "", passes, levels,
              levels == 1 ? "" : "s",
              online ? ", softmax's maximum and sum in one online pass" : "",
@@ -571,10 +579,6 @@ static int emit_online_levels(fv_emitter *e, const multipass_analysis *a, const 
     close_pass(e);
     fv_codegen_line(e, "fv_row_online_max_sum<%d>(accumulator%d, accumulator%d, reduction_scratch);",
                     params->block_x, m, s);
-    if (clustered(params))
-        fv_codegen_line(e, "fv_cluster_online_max_sum<%d>(accumulator%d, accumulator%d, "
-                           "cluster_exchange, cluster_arrived, exchange_phase);",
-                        params->extra[EXTRA_CLUSTER], m, s);
     char name[32];
     snprintf(name, sizeof name, "accumulator%d", m);
     fv_codegen_declare(e, maximum->outputs[0], name);
@@ -604,7 +608,8 @@ static void emit_output_pass(fv_emitter *e, bool *targets, int pass,
 }
 
 /* The outputs of one value per row (layer norm's mean and inverse standard
- * deviation), stored by the row's first thread; nothing if there are none. */
+ * deviation), stored by the row's first thread (of the cluster's first block
+ * in clusters); nothing if there are none. */
 static void emit_row_outputs(fv_emitter *e, fv_text *out, bool *targets, bool slices)
 {
     const fv_fusion *fusion = e->view->fusion;
@@ -660,7 +665,7 @@ static void emit_cluster_setup(fv_text *out, int cluster)
                    "// A cluster of %d blocks shares each row: block `cluster_rank` walks its slice\n"
                    "// of the row's vectors, and the blocks add their totals in rank order.\n"
                    "const unsigned cluster_rank = cooperative_groups::this_cluster().block_rank();\n"
-                   "__shared__ float cluster_exchange[2 * %d * 2];  // [2 phases][%d blocks][2 totals]\n"
+                   "__shared__ float cluster_exchange[2 * %d];  // [2 phases][%d blocks], a total each\n"
                    "__shared__ unsigned long long cluster_arrived[2];  // an mbarrier per phase\n"
                    "fv_cluster_exchange_init(cluster_arrived);\n"
                    "int exchange_phase = 0;\n",
@@ -756,14 +761,14 @@ static fv_status multipass_launch(const fv_segment_view *view, const fv_schedule
     int64_t outer, inner;
     fv_sched_canonical_extents(view, c, &outer, &inner);
     memset(shape, 0, sizeof *shape);
-    int cluster = clustered(params) ? params->extra[EXTRA_CLUSTER] : 1;
+    int cluster = params->extra[EXTRA_CLUSTER];
     int64_t blocks = outer * cluster < params->grid_limit ? outer * cluster : params->grid_limit;
     shape->grid[0] = (int)(blocks < cluster ? cluster : blocks);
     shape->grid[1] = shape->grid[2] = 1;
     shape->block[0] = params->block_x;
     shape->block[1] = shape->block[2] = 1;
     shape->cluster = cluster > 1 ? cluster : 0;
-    shape->resident = true;
+    shape->resident = cluster > 1;
     (void)device;
     return FV_OK;
 }
