@@ -167,6 +167,17 @@ void fv_family_emit_accumulate(fv_emitter *e, const fv_op *const *reductions, in
     }
 }
 
+void fv_family_emit_row_total(fv_emitter *e, const char *name, bool maximum, int block_x,
+                              int cluster)
+{
+    fv_codegen_line(e, "%s = fv_row_%s<%d>(%s, reduction_scratch);", name,
+                    maximum ? "max" : "sum", block_x, name);
+    if (cluster > 1)
+        fv_codegen_line(e, "%s = fv_cluster_%s<%d>(%s, cluster_exchange, cluster_arrived, "
+                           "exchange_phase);",
+                        name, maximum ? "max" : "total", cluster, name);
+}
+
 void fv_family_emit_row_reduce(fv_emitter *e, const fv_op *const *reductions, int count,
                                int first, int block_x, int cluster)
 {
@@ -185,14 +196,9 @@ void fv_family_emit_row_reduce(fv_emitter *e, const fv_op *const *reductions, in
             fv_codegen_declare(e, op->outputs[1], expression);
             continue;
         }
-        fv_codegen_line(e, "accumulator%d = fv_row_%s<%d>(accumulator%d, reduction_scratch);", n,
-                        op->kind == FV_OP_MAX ? "max" : "sum", block_x, n);
-        if (cluster > 1)
-            fv_codegen_line(e, "accumulator%d = fv_cluster_%s<%d>(accumulator%d, cluster_exchange, "
-                               "cluster_arrived, exchange_phase);",
-                            n, op->kind == FV_OP_MAX ? "max" : "total", cluster, n);
         char accumulator[32];
         snprintf(accumulator, sizeof accumulator, "accumulator%d", n);
+        fv_family_emit_row_total(e, accumulator, op->kind == FV_OP_MAX, block_x, cluster);
         fv_codegen_rounded(fusion->values[op->outputs[0]].dtype, accumulator, expression,
                            sizeof expression);
         fv_codegen_declare(e, op->outputs[0], expression);

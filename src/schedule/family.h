@@ -62,6 +62,13 @@ const char *fv_family_open_lane_loop(fv_emitter *e);
 void fv_family_emit_accumulate(fv_emitter *e, const fv_op *const *reductions, int count,
                                int first);
 
+/* Emits `name` = its sum (its maximum if `maximum`) over the row's `block_x`
+ * threads, then, with `cluster` > 1, over the cluster's blocks in rank order
+ * (cluster_exchange.cuh; the kernel declares cluster_exchange,
+ * cluster_arrived and exchange_phase). */
+void fv_family_emit_row_total(fv_emitter *e, const char *name, bool maximum, int block_x,
+                              int cluster);
+
 /* Combines each accumulator over the row's `block_x` threads (every thread
  * gets the result; `reduction_scratch` holds 96 floats per row), then, with
  * `cluster` > 1, over the cluster's blocks (cluster_exchange.cuh: sums and

@@ -467,12 +467,9 @@ static void emit_squares_pass(fv_emitter *e, const level_reductions *level, bool
             continue;
         int n = level->number[r];
         char expression[128];
-        fv_codegen_line(e, "squares%d = fv_row_sum<%d>(squares%d, reduction_scratch);", n,
-                        params->block_x, n);
-        if (clustered(params))
-            fv_codegen_line(e, "squares%d = fv_cluster_total<%d>(squares%d, cluster_exchange, "
-                               "cluster_arrived, exchange_phase);",
-                            n, params->extra[EXTRA_CLUSTER], n);
+        snprintf(expression, sizeof expression, "squares%d", n);
+        fv_family_emit_row_total(e, expression, false, params->block_x,
+                                 params->extra[EXTRA_CLUSTER]);
         snprintf(expression, sizeof expression, "squares%d / ((float)inner - %lld.0f)", n,
                  (long long)op->correction);
         fv_codegen_declare(e, op->outputs[0], expression);
@@ -516,8 +513,9 @@ static int emit_level(fv_emitter *e, const multipass_analysis *a, const bool *ne
             continue;
         }
         if (clustered(params)) {
-            fv_codegen_line(e, "accumulator%d = fv_row_sum<%d>(accumulator%d, reduction_scratch);",
-                            n, params->block_x, n);
+            char accumulator[32];
+            snprintf(accumulator, sizeof accumulator, "accumulator%d", n);
+            fv_family_emit_row_total(e, accumulator, false, params->block_x, 1);
             fv_codegen_line(e, "const float mean%d = fv_cluster_total<%d>(accumulator%d, "
                                "cluster_exchange, cluster_arrived, exchange_phase) / (float)inner;",
                             n, params->extra[EXTRA_CLUSTER], n);
