@@ -2,11 +2,10 @@
 // and softmax over rows that no persistent budget holds).  A block of
 // @BLOCK_X@ threads owns a row (blocks striding over rows) and walks it once
 // per reduction level, then once more to compute and store the outputs,
-// reading the row's inputs from device memory in each pass.  After the first
-// pass the row's lines are in L2 while the rows in flight fit it, so the
-// passes after it read L2 rather than DRAM.  The passes alternate direction:
-// each starts on the lines the one before it read last, which are the likeliest
-// to still be in L2 when the rows in flight outgrow it.  Rows whose length is
+// reading the row's inputs from device memory in each pass; the passes after
+// the first find only part of the row in L2 (the outputs, streaming stores,
+// are evicted first).  The passes alternate direction: each starts on the
+// lines the one before it read last, the likeliest to still be in L2.  Rows whose length is
 // not a multiple of the vector are walked on the aligned 16-byte chunks of
 // their span: whole chunks are vector loads and stores, the chunks at the
 // row's ends are read and written lane by lane, and lanes outside the row are

@@ -358,7 +358,8 @@ typedef struct launch_sequence {
     const int *kernels;            /* per kernel: index into pipeline->loaded */
     device_buffers *buffers;
     double scalars[16][MAX_SCALARS];
-    unsigned grid_x[16];            /* per kernel: blocks on x (cooperative: clamped) */
+    unsigned grid_x[16];            /* per kernel: blocks on x (cooperative or resident:
+                                       clamped) */
 } launch_sequence;
 
 /* Blocks of a cooperative kernel that can be resident at once: occupancy
