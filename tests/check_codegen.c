@@ -880,9 +880,17 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
         "const long long column = at - row_shift;  // its column, negative before the row",
         "if (row_active && column < inner) {",
         "fv_load<8>(buffer0 + at, v0);",
+        /* a chunk wholly in the row folds every lane, the row's end
+         * chunks only the lanes in the row */
+        "if (column >= 0 && column + 8 <= inner) {  // a chunk wholly in the row",
+        "sums1[0] += v",
+        "} else {  // the row's first or last chunk: its lanes in the row",
         "if (fv_in_row(column + lane, inner))",
         "sums1[0] += v",
         "// var_mean, pass 2",
+        "if (column >= 0 && column + 8 <= inner) {  // a chunk wholly in the row",
+        "squares1[0] += deviation * deviation;",
+        "} else {  // the row's first or last chunk: its lanes in the row",
         "if (fv_in_row(column + lane, inner))",
         "squares1[0] += deviation * deviation;",
         "fv_load<8>(cached1 + at, v1);",
@@ -915,6 +923,27 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
         NULL,
     };
     assert_kernel_lines(source, weight_at_shift, "(safe_row * inner) & 7");
+    /* 4-lane fp32 chunks: layer norm keeps its mask on every lane (the
+     * split measured slower there), softmax, with its exp, splits */
+    static const char *const masked_everywhere[] = {
+        "threadIdx.x) * 4;  // the chunk's first element in the span",
+        "if (fv_in_row(column + lane, inner))",
+        "sums1[0] += v",
+        NULL,
+    };
+    source = generate_one(multiwave_families, NORM_LAYER_FORWARD, FV_F32, 16384, 4095,
+                          "inner_persistent");
+    assert_kernel_lines(source, masked_everywhere, "// a chunk wholly in the row");
+    static const char *const split_for_exp[] = {
+        "threadIdx.x) * 4;  // the chunk's first element in the span",
+        "if (column >= 0 && column + 4 <= inner) {  // a chunk wholly in the row",
+        "} else {  // the row's first or last chunk: its lanes in the row",
+        "if (fv_in_row(column + lane, inner))",
+        NULL,
+    };
+    source = generate_one(multiwave_families, NORM_SOFTMAX, FV_F32, 16384, 4095,
+                          "inner_persistent");
+    assert_kernel_lines(source, split_for_exp, "fv_in_row(column + lane, inner) ?");
 }
 END_TEST
 

@@ -2080,6 +2080,18 @@ static void assert_source_has(const fv_kernel_plan *kernel, const char *const *l
         ck_assert_msg(strstr(kernel->source, *lines) != NULL, "missing: %s", *lines);
 }
 
+/* Asserts that the kernel's source has `lines` (NULL-terminated) in this
+ * order. */
+static void assert_source_in_order(const fv_kernel_plan *kernel, const char *const *lines)
+{
+    const char *at = kernel->source;
+    for (; *lines != NULL; lines++) {
+        const char *found = strstr(at, *lines);
+        ck_assert_msg(found != NULL, "missing or out of order: %s", *lines);
+        at = found + strlen(*lines);
+    }
+}
+
 /* Rows no persistent budget holds take one inner_multipass kernel: a block
  * of 1024 threads per row, a pass over the row per reduction level (two
  * for a var_mean, one for softmax's max and sum(exp(x - max)) computed
@@ -2132,18 +2144,40 @@ START_TEST(rows_no_block_holds_take_one_multipass_kernel)
     ck_assert(!relieved);
     planned_free(&planned);
 
-    /* an odd length: the span's chunks, lanes outside the row masked */
+    /* an odd length: the span's chunks; each pass walks those wholly in the
+     * row (vector loads and streaming stores, no masks), then threads 0 and
+     * 1 take the row's partial end chunks (lanes outside the row masked) */
     plan_norm_on(NORM_SOFTMAX, FV_BF16, 4096, 128257, FV_APPROACH_AUTO, "H200", &planned);
     kernel = &planned.plan.kernels[0];
     ck_assert_str_eq(kernel->segment->scheduler->name, "inner_multipass");
     ck_assert_msg(strstr(kernel->params.description,
                          "8-element vectors on the aligned chunks of each row's span") != NULL,
                   "%s", kernel->params.description);
-    ck_assert_ptr_nonnull(strstr(kernel->source, "fv_load_chunk<8>(in0 + (row) * inner + (column)"));
-    ck_assert_ptr_nonnull(strstr(kernel->source, "if (fv_in_row(column + lane, inner))"));
-    ck_assert_ptr_nonnull(strstr(kernel->source, "fv_store_lanes<8>(out0"));
+    assert_source_in_order(kernel, (const char *const[]){
+                                       "const long long whole_begin = row_start % 8 != 0 ? 1 : 0;",
+                                       "const long long walk_begin = whole_begin, walk_end = "
+                                       "whole_end;",
+                                       NULL});
+    for (int pass = 0; pass < 2; pass++)
+        assert_source_in_order(kernel, (const char *const[]){
+                                           pass == 0 ? "// pass 1:" : "// pass 2:",
+                                           pass == 0 ? "vector_index = walk_begin + threadIdx.x; "
+                                                       "vector_index < walk_end;"
+                                                     : "vector_index = walk_end - 1 - threadIdx.x; "
+                                                       "vector_index >= walk_begin;",
+                                           "fv_load<8>(in0 + (row) * inner + (column), v0);",
+                                           pass == 0 ? "accumulator1 += expf(v1[lane] - accumulator0);"
+                                                     : "fv_store_streaming<8>(out0 + (row) * inner "
+                                                       "+ (column), v8);",
+                                           "if (threadIdx.x < 2 && threadIdx.x < row_vectors) {",
+                                           "const long long vector_index = threadIdx.x == 0 ? 0 : "
+                                           "row_vectors - 1;",
+                                           "if (!(column >= 0 && column + 8 <= inner)) {",
+                                           "fv_load_chunk<8>(in0 + (row) * inner + (column)",
+                                           pass == 0 ? "if (fv_in_row(column + lane, inner))"
+                                                     : "fv_store_lanes<8>(out0",
+                                           NULL});
     planned_free(&planned);
-
     /* with row constants (w, b [H]) the shorter vectors that divide the row:
      * the chunks of w would not be aligned */
     plan_norm_on(NORM_LAYER_FORWARD, FV_BF16, 4096, 131070, FV_APPROACH_AUTO, "H200", &planned);

@@ -70,6 +70,14 @@ out="$("$tool" show row_sum_and_normalize/fp32/9x131071/s0 tests/long_rows/ --de
   fail "show row_sum_and_normalize long rows failed"
 grep -q "a row per cluster of 4 blocks .* on the aligned chunks of each row's span" <<< "$out" ||
   fail "show row_sum_and_normalize long rows: not spans in clusters of 4"
+# ... each block walks the whole chunks of its slice, and the row's partial end
+# chunks fall to the blocks whose slices hold them
+out="$("$tool" show row_sum_and_normalize/fp32/9x131071/s0 tests/long_rows/ --device H200 --cuda)" ||
+  fail "show row_sum_and_normalize --cuda failed"
+grep -q "const long long walk_begin = slice_begin > whole_begin ? slice_begin : whole_begin;" <<< "$out" ||
+  fail "show row_sum_and_normalize: the walk does not start at the slice's whole chunks"
+[ "$(grep -c "if (!(column >= 0 && column + 4 <= inner) && vector_index >= slice_begin && vector_index < slice_end) {" <<< "$out")" -eq 3 ] ||
+  fail "show row_sum_and_normalize: not 3 passes with end chunks taken in the slice holding them"
 out="$("$tool" show softmax_fwd/bf16/9x128257/s0 tests/long_rows/ --device H200 --segments)" ||
   fail "show softmax long rows failed"
 grep -q "a row per block of 1024 threads.*one online pass" <<< "$out" ||

@@ -338,36 +338,103 @@ static bool clustered(const fv_schedule_params *params)
     return params->extra[EXTRA_CLUSTER] > 1;
 }
 
-/* Opens a loop over the thread's vectors of the row (of the block's slice
- * of it, in clusters): forward on even passes, backward on odd ones;
- * `unroll` iterations at a time. */
-static void open_pass(fv_emitter *e, int pass, const fv_schedule_params *params)
+/* The vectors a pass's loop walks: the row's (the block's slice of it, in
+ * clusters), or on a span's chunks those of them wholly in the row
+ * (`walk_begin`, `walk_end`; the row's partial end chunks come after the
+ * loop, emit_end_chunks). */
+static void walk_bounds(const fv_emitter *e, const fv_schedule_params *params,
+                        const char **begin, const char **end)
 {
-    int block_x = params->block_x, unroll = params->extra[EXTRA_UNROLL];
     bool slices = clustered(params);
-    if (unroll > 1)
-        fv_codegen_line(e, "#pragma unroll %d", unroll);
-    if (pass % 2 == 0)
-        fv_codegen_line(e, "for (long long vector_index = %sthreadIdx.x; vector_index < "
-                           "%s; vector_index += %d) {", slices ? "slice_begin + " : "",
-                        slices ? "slice_end" : "row_vectors", block_x);
-    else
-        fv_codegen_line(e, "for (long long vector_index = %s - 1 - threadIdx.x; "
-                           "vector_index >= %s; vector_index -= %d) {",
-                        slices ? "slice_end" : "row_vectors", slices ? "slice_begin" : "0",
-                        block_x);
-    e->indent += 4;
-    if (e->span_lanes)
+    *begin = e->span_lanes ? "walk_begin" : slices ? "slice_begin" : NULL;
+    *end = e->span_lanes ? "walk_end" : slices ? "slice_end" : "row_vectors";
+}
+
+/* The vector's first column: on a span's chunks, negative before the row. */
+static void emit_column(fv_emitter *e, bool spans)
+{
+    if (spans)
         fv_codegen_line(e, "const long long column = (first_chunk + vector_index) * %d - "
                            "row_start;  // negative before the row", e->vector);
     else
         fv_codegen_line(e, "const long long column = vector_index * %d;", e->vector);
 }
 
+/* Opens a loop over the thread's vectors (walk_bounds): forward on even
+ * passes, backward on odd ones; `unroll` iterations at a time. */
+static void open_pass(fv_emitter *e, int pass, const fv_schedule_params *params)
+{
+    int block_x = params->block_x, unroll = params->extra[EXTRA_UNROLL];
+    const char *begin, *end;
+    walk_bounds(e, params, &begin, &end);
+    if (unroll > 1)
+        fv_codegen_line(e, "#pragma unroll %d", unroll);
+    if (pass % 2 == 0)
+        fv_codegen_line(e, "for (long long vector_index = %s%sthreadIdx.x; vector_index < "
+                           "%s; vector_index += %d) {", begin ? begin : "", begin ? " + " : "",
+                        end, block_x);
+    else
+        fv_codegen_line(e, "for (long long vector_index = %s - 1 - threadIdx.x; "
+                           "vector_index >= %s; vector_index -= %d) {",
+                        end, begin ? begin : "0", block_x);
+    e->indent += 4;
+    emit_column(e, e->span_lanes);
+}
+
 static void close_pass(fv_emitter *e)
 {
     e->indent -= 4;
     fv_codegen_line(e, "}");
+}
+
+/* The body of a pass for the thread's vector at `column`, emitted by a
+ * pass's own function with its context. */
+typedef void (*pass_body)(fv_emitter *e, const void *context);
+
+/* On a span's chunks: the row's first and last chunk where they are not
+ * wholly in the row, lane by lane (lanes outside the row masked), by
+ * threads 0 and 1 of the block whose slice holds them. */
+static void emit_end_chunks(fv_emitter *e, const fv_schedule_params *params, pass_body body,
+                            const void *context)
+{
+    fv_codegen_line(e, "if (threadIdx.x < 2 && threadIdx.x < row_vectors) {  // the row's end chunks, if partial: lane by lane");
+    e->indent += 4;
+    fv_codegen_line(e, "const long long vector_index = threadIdx.x == 0 ? 0 : row_vectors - 1;");
+    emit_column(e, true);
+    fv_codegen_line(e, "if (!(column >= 0 && column + %d <= inner)%s) {", e->vector,
+                    clustered(params) ? " && vector_index >= slice_begin && vector_index < slice_end"
+                                      : "");
+    e->indent += 4;
+    body(e, context);
+    e->indent -= 4;
+    fv_codegen_line(e, "}");
+    e->indent -= 4;
+    fv_codegen_line(e, "}");
+}
+
+/* Emits a pass over the row: the loop (open_pass) around its body, with
+ * the values the body declares forgotten after it.  On a span's chunks the
+ * loop walks the chunks wholly in the row, with 16-byte vector loads and
+ * stores and no lane masks, and the row's partial end chunks follow it
+ * (emit_end_chunks): no mask on every lane, and no branch in the loop
+ * between the two forms, which would keep the unrolled iterations' loads
+ * from being issued together. */
+static void emit_pass(fv_emitter *e, int pass, const fv_schedule_params *params,
+                      pass_body body, const void *context)
+{
+    bool spans = e->span_lanes;
+    open_pass(e, pass, params);
+    bool *before = fv_codegen_save(e);
+    e->span_lanes = false;
+    body(e, context);
+    e->span_lanes = spans;
+    fv_codegen_restore(e, before);
+    close_pass(e);
+    if (!spans)
+        return;
+    before = fv_codegen_save(e);
+    emit_end_chunks(e, params, body, context);
+    fv_codegen_restore(e, before);
 }
 
 /* The values every pass and the epilogue need (reduction inputs, outputs
@@ -415,38 +482,47 @@ static void declare_accumulators(fv_emitter *e, const level_reductions *level)
     }
 }
 
-/* Opens a pass over the row that computes the inputs of the level's
- * reductions (of its var_means only, for their squares pass). */
-static bool *open_level_pass(fv_emitter *e, const level_reductions *level, bool *targets,
-                             int pass, bool var_means_only, const fv_schedule_params *params)
+/* A level pass's body: the inputs of the level's reductions (of its
+ * var_means only, for their squares pass), computed at `column`. */
+typedef struct level_pass {
+    const level_reductions *level;
+    bool *targets;
+} level_pass;
+
+static void compute_level_inputs(fv_emitter *e, const level_pass *p, bool var_means_only)
 {
-    open_pass(e, pass, params);
-    bool *before = fv_codegen_save(e);
-    memset(targets, 0, (size_t)e->view->fusion->value_count + 1);
-    for (int r = 0; r < level->count; r++)
-        if (!var_means_only || level->ops[r]->kind == FV_OP_VAR_MEAN)
-            targets[level->ops[r]->inputs[0]] = true;
-    fv_codegen_compute(e, targets, (fv_emit_index){"row", "column"});
-    return before;
+    memset(p->targets, 0, (size_t)e->view->fusion->value_count + 1);
+    for (int r = 0; r < p->level->count; r++)
+        if (!var_means_only || p->level->ops[r]->kind == FV_OP_VAR_MEAN)
+            p->targets[p->level->ops[r]->inputs[0]] = true;
+    fv_codegen_compute(e, p->targets, (fv_emit_index){"row", "column"});
 }
 
-static void close_level_pass(fv_emitter *e, bool *before)
+/* The first pass of a level: its reduction inputs folded into their
+ * accumulators (a var_mean's into its sum). */
+static void emit_accumulate_body(fv_emitter *e, const void *context)
 {
-    fv_codegen_restore(e, before);
-    close_pass(e);
+    const level_pass *p = context;
+    const level_reductions *level = p->level;
+    compute_level_inputs(e, p, false);
+    for (int r = 0; r < level->count; r++) {
+        if (level->ops[r]->kind != FV_OP_VAR_MEAN) {
+            fv_family_emit_accumulate(e, &level->ops[r], 1, level->number[r]);
+            continue;
+        }
+        char input[64];
+        fv_codegen_value(e, level->ops[r]->inputs[0], "lane", input, sizeof input);
+        const char *indent = fv_family_open_lane_loop(e);
+        fv_codegen_line(e, "%saccumulator%d += %s;", indent, level->number[r], input);
+    }
 }
 
-/* var_mean's second pass: the squared deviations from the row's mean (the
- * persistent kernels' two-pass variance; no division per element, unlike
- * Welford's update, whose slow path spills under 64 registers). */
-static void emit_squares_pass(fv_emitter *e, const level_reductions *level, bool *targets,
-                              int pass, const fv_schedule_params *params)
+/* var_mean's squares pass: each lane's squared deviation from the mean. */
+static void emit_squares_body(fv_emitter *e, const void *context)
 {
-    for (int r = 0; r < level->count; r++)
-        if (level->ops[r]->kind == FV_OP_VAR_MEAN)
-            fv_codegen_line(e, "float squares%d = 0.0f;  // var_mean: squared deviations",
-                            level->number[r]);
-    bool *before = open_level_pass(e, level, targets, pass, true, params);
+    const level_pass *p = context;
+    const level_reductions *level = p->level;
+    compute_level_inputs(e, p, true);
     for (int r = 0; r < level->count; r++) {
         if (level->ops[r]->kind != FV_OP_VAR_MEAN)
             continue;
@@ -460,7 +536,20 @@ static void emit_squares_pass(fv_emitter *e, const level_reductions *level, bool
         fv_codegen_line(e, "    squares%d += deviation * deviation;", level->number[r]);
         fv_codegen_line(e, "}");
     }
-    close_level_pass(e, before);
+}
+
+/* var_mean's second pass: the squared deviations from the row's mean (the
+ * persistent kernels' two-pass variance; no division per element, unlike
+ * Welford's update, whose slow path spills under 64 registers). */
+static void emit_squares_pass(fv_emitter *e, const level_reductions *level, bool *targets,
+                              int pass, const fv_schedule_params *params)
+{
+    for (int r = 0; r < level->count; r++)
+        if (level->ops[r]->kind == FV_OP_VAR_MEAN)
+            fv_codegen_line(e, "float squares%d = 0.0f;  // var_mean: squared deviations",
+                            level->number[r]);
+    const level_pass body = {level, targets};
+    emit_pass(e, pass, params, emit_squares_body, &body);
     for (int r = 0; r < level->count; r++) {
         const fv_op *op = level->ops[r];
         if (op->kind != FV_OP_VAR_MEAN)
@@ -493,18 +582,8 @@ static int emit_level(fv_emitter *e, const multipass_analysis *a, const bool *ne
         }
     fv_codegen_line(e, "// pass %d: reduction level %d", pass + 1, level_number);
     declare_accumulators(e, &level);
-    bool *before = open_level_pass(e, &level, targets, pass, false, params);
-    for (int r = 0; r < level.count; r++) {
-        if (level.ops[r]->kind != FV_OP_VAR_MEAN) {
-            fv_family_emit_accumulate(e, &level.ops[r], 1, level.number[r]);
-            continue;
-        }
-        char input[64];
-        fv_codegen_value(e, level.ops[r]->inputs[0], "lane", input, sizeof input);
-        const char *indent = fv_family_open_lane_loop(e);
-        fv_codegen_line(e, "%saccumulator%d += %s;", indent, level.number[r], input);
-    }
-    close_level_pass(e, before);
+    const level_pass body = {&level, targets};
+    emit_pass(e, pass, params, emit_accumulate_body, &body);
     for (int r = 0; r < level.count; r++) {
         int n = level.number[r];
         if (level.ops[r]->kind != FV_OP_VAR_MEAN) {
@@ -535,6 +614,38 @@ static int emit_level(fv_emitter *e, const multipass_analysis *a, const bool *ne
     return pass;
 }
 
+/* The online pass's body: the chunk's maximum, the sum rescaled when it
+ * raises the running maximum, then the chunk's exponentials added. */
+typedef struct online_pass {
+    const fv_op *maximum;
+    int m, s;  /* the accumulators' numbers */
+    bool *targets;
+} online_pass;
+
+static void emit_online_body(fv_emitter *e, const void *context)
+{
+    const online_pass *p = context;
+    int m = p->m, s = p->s;
+    memset(p->targets, 0, (size_t)e->view->fusion->value_count + 1);
+    p->targets[p->maximum->inputs[0]] = true;
+    fv_codegen_compute(e, p->targets, (fv_emit_index){"row", "column"});
+    char input[64];
+    fv_codegen_value(e, p->maximum->inputs[0], "lane", input, sizeof input);
+    fv_codegen_line(e, "float chunk_maximum = accumulator%d;", m);
+    const char *indent = fv_family_open_lane_loop(e);
+    fv_codegen_line(e, "%schunk_maximum = fv_maximum(chunk_maximum, %s);", indent, input);
+    fv_codegen_line(e, "if (chunk_maximum != accumulator%d) {  // rescale the sum", m);
+    fv_codegen_line(e, "    accumulator%d *= expf(accumulator%d - chunk_maximum);", s, m);
+    fv_codegen_line(e, "    accumulator%d = chunk_maximum;", m);
+    fv_codegen_line(e, "}");
+    fv_codegen_line(e, "if (accumulator%d != -INFINITY) {  // else every element so far is -inf", m);
+    e->indent += 4;
+    indent = fv_family_open_lane_loop(e);
+    fv_codegen_line(e, "%saccumulator%d += expf(%s - accumulator%d);", indent, s, input, m);
+    e->indent -= 4;
+    fv_codegen_line(e, "}");
+}
+
 /* Softmax's max and sum(exp(x - max)) (levels `level` and `level + 1`) in
  * one pass: each thread keeps a running maximum and the sum of exponentials
  * at it, rescaling the sum when a chunk raises the maximum; the block then
@@ -553,28 +664,8 @@ static int emit_online_levels(fv_emitter *e, const multipass_analysis *a, const 
                        "exponentials at the running maximum", pass + 1, level, level + 1);
     fv_codegen_line(e, "float accumulator%d = -INFINITY;  // max", m);
     fv_codegen_line(e, "float accumulator%d = 0.0f;  // sum of exp(x - accumulator%d)", s, m);
-    open_pass(e, pass, params);
-    bool *before = fv_codegen_save(e);
-    memset(targets, 0, (size_t)e->view->fusion->value_count + 1);
-    targets[maximum->inputs[0]] = true;
-    fv_codegen_compute(e, targets, (fv_emit_index){"row", "column"});
-    char input[64];
-    fv_codegen_value(e, maximum->inputs[0], "lane", input, sizeof input);
-    fv_codegen_line(e, "float chunk_maximum = accumulator%d;", m);
-    const char *indent = fv_family_open_lane_loop(e);
-    fv_codegen_line(e, "%schunk_maximum = fv_maximum(chunk_maximum, %s);", indent, input);
-    fv_codegen_line(e, "if (chunk_maximum != accumulator%d) {  // rescale the sum", m);
-    fv_codegen_line(e, "    accumulator%d *= expf(accumulator%d - chunk_maximum);", s, m);
-    fv_codegen_line(e, "    accumulator%d = chunk_maximum;", m);
-    fv_codegen_line(e, "}");
-    fv_codegen_line(e, "if (accumulator%d != -INFINITY) {  // else every element so far is -inf", m);
-    e->indent += 4;
-    indent = fv_family_open_lane_loop(e);
-    fv_codegen_line(e, "%saccumulator%d += expf(%s - accumulator%d);", indent, s, input, m);
-    e->indent -= 4;
-    fv_codegen_line(e, "}");
-    fv_codegen_restore(e, before);
-    close_pass(e);
+    const online_pass body = {maximum, m, s, targets};
+    emit_pass(e, pass, params, emit_online_body, &body);
     fv_codegen_line(e, "fv_row_online_max_sum<%d>(accumulator%d, accumulator%d, reduction_scratch);",
                     params->block_x, m, s);
     char name[32];
@@ -587,22 +678,24 @@ static int emit_online_levels(fv_emitter *e, const multipass_analysis *a, const 
     return pass + 1;
 }
 
-/* The last pass: the outputs along the row, computed and stored. */
-static void emit_output_pass(fv_emitter *e, bool *targets, int pass,
-                             const fv_schedule_params *params)
+/* The last pass's body: the outputs along the row, computed and stored. */
+static void emit_output_body(fv_emitter *e, const void *context)
 {
+    bool *targets = (bool *)context;
     const fv_fusion *fusion = e->view->fusion;
-    fv_codegen_line(e, "// pass %d: the outputs along the row", pass + 1);
-    open_pass(e, pass, params);
-    bool *before = fv_codegen_save(e);
     for (int32_t o = 0; o < fusion->output_count; o++) {
         int32_t id = fusion->outputs[o];
         if (fv_codegen_spans_inner(e->view, id))
             fv_codegen_compute_output(e, targets, (int)o, id, (fv_emit_index){"row", "column"},
                                       (fv_emit_index){"row", "column"});
     }
-    fv_codegen_restore(e, before);
-    close_pass(e);
+}
+
+static void emit_output_pass(fv_emitter *e, bool *targets, int pass,
+                             const fv_schedule_params *params)
+{
+    fv_codegen_line(e, "// pass %d: the outputs along the row", pass + 1);
+    emit_pass(e, pass, params, emit_output_body, targets);
 }
 
 /* The outputs of one value per row (layer norm's mean and inverse standard
@@ -645,13 +738,26 @@ static void emit_row_start(fv_emitter *e, fv_text *out, int cluster)
         fv_codegen_line(e, "const long long row_vectors = (row_start + inner - 1) / %d - "
                            "first_chunk + 1;", e->vector);
     }
-    if (cluster <= 1)
+    if (cluster > 1) {
+        fv_codegen_line(e, "const long long slice_vectors = (row_vectors + %d) / %d;",
+                        cluster - 1, cluster);
+        fv_codegen_line(e, "const long long slice_begin = cluster_rank * slice_vectors;");
+        fv_codegen_line(e, "const long long slice_end = slice_begin + slice_vectors < row_vectors ? "
+                           "slice_begin + slice_vectors : row_vectors;");
+    }
+    if (!e->span_lanes)
         return;
-    fv_codegen_line(e, "const long long slice_vectors = (row_vectors + %d) / %d;", cluster - 1,
-                    cluster);
-    fv_codegen_line(e, "const long long slice_begin = cluster_rank * slice_vectors;");
-    fv_codegen_line(e, "const long long slice_end = slice_begin + slice_vectors < row_vectors ? "
-                       "slice_begin + slice_vectors : row_vectors;");
+    fv_codegen_line(e, "// the chunks wholly in the row: all but a partial first and last");
+    fv_codegen_line(e, "const long long whole_begin = row_start %% %d != 0 ? 1 : 0;", e->vector);
+    fv_codegen_line(e, "const long long whole_end = (row_start + inner) %% %d != 0 ? row_vectors - 1 "
+                       ": row_vectors;", e->vector);
+    if (cluster <= 1) {
+        fv_codegen_line(e, "const long long walk_begin = whole_begin, walk_end = whole_end;");
+        return;
+    }
+    fv_codegen_line(e, "const long long walk_begin = slice_begin > whole_begin ? slice_begin : "
+                       "whole_begin;");
+    fv_codegen_line(e, "const long long walk_end = slice_end < whole_end ? slice_end : whole_end;");
 }
 
 /* In clusters: the block's rank and the exchange of its totals. */
