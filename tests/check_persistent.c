@@ -1397,8 +1397,8 @@ static bool keeps_exp(const choice *chosen)
  * bytes) wherever that leaves 12 or more warps per SM, though it costs
  * blocks, in blocks of twice the threads where the chosen ones have no
  * room (16-bit 20480: 512 threads instead of 256 at 2 blocks per SM, whose
- * exp would leave 8 warps); fp32 on 16-byte vectors, 32768 at 512 threads
- * and norms without an exp do not. */
+ * exp would leave 8 warps), and on span chunks as chunk arrays; fp32 on
+ * 16-byte vectors, 32768 at 512 threads and norms without an exp do not. */
 START_TEST(softmax_keeps_exp_where_rows_are_issue_bound)
 {
     static const struct {
@@ -1412,6 +1412,8 @@ START_TEST(softmax_keeps_exp_where_rows_are_issue_bound)
         {{NORM_SOFTMAX, FV_F16, 16384}, 2}, /* 256 threads */
         {{NORM_SOFTMAX, FV_BF16, 20480}, 1}, /* 512 threads */
         {{NORM_SOFTMAX, FV_F32, 1987}, 5},   /* 1-element vectors */
+        {{NORM_SOFTMAX, FV_BF16, 4095}, 4},  /* 5 x 8-element chunks (hold_on_span_chunks) */
+        {{NORM_SOFTMAX, FV_F32, 8191}, 2},   /* 256 threads, 9 x 4-element chunks */
     };
     choice chosen;
     char expected[32];
@@ -1426,7 +1428,6 @@ START_TEST(softmax_keeps_exp_where_rows_are_issue_bound)
     }
     static const forward_shape not_kept[] = {
         {NORM_SOFTMAX, FV_F32, 4096},    /* memory-bound */
-        {NORM_SOFTMAX, FV_BF16, 4095},   /* 32 elements per thread on 1-element vectors */
         {NORM_SOFTMAX, FV_F16, 32768},  /* no room at 512 threads */
         {NORM_LAYER_FORWARD, FV_BF16, 4096},
         {NORM_RMS_FORWARD, FV_BF16, 2048},
@@ -1470,7 +1471,8 @@ static void assert_none_holds(const forward_shape *shapes, size_t count, const c
  * elements per thread on 1-element vectors.  Forward rows whose chunks
  * fill 3/4 of the thread steps or more compute on them (8-element vectors;
  * odd_forward_rows_compute_on_span_chunks), the others element by
- * element. */
+ * element; on chunks, softmax keeps its exp as chunk arrays where the
+ * registers leave 12 warps per SM (hold_on_span_chunks). */
 START_TEST(odd_rows_copy_aligned_spans)
 {
     static const struct {
@@ -1481,7 +1483,7 @@ START_TEST(odd_rows_copy_aligned_spans)
         {{NORM_RMS_FORWARD, FV_F16, 1987}, false},
         {{NORM_SOFTMAX, FV_BF16, 1023}, true},   /* batch 8, element by element */
         {{NORM_SOFTMAX, FV_F16, 1987}, true},    /* batch 16, on 2 x 8-element chunks */
-        {{NORM_SOFTMAX, FV_BF16, 4095}, false},  /* batch 32, on 5 x 8-element chunks */
+        {{NORM_SOFTMAX, FV_BF16, 4095}, true},   /* batch 32, on 5 x 8-element chunks */
     };
     choice chosen;
     fv_device device;

@@ -1707,6 +1707,28 @@ static bool constants_at_row_shift(bool cached, bool weight_floats, int cached_c
  * -21.2..+2.0% (softmax -20 / -21%), LN 32767 (constants lane by lane)
  * -1.7 / +0.3%.  fp32 rows (4-element chunks) where spans_fp32_rows copies
  * them as spans. */
+/* A kernel computing on span chunks holds the values its epilogue would
+ * compute again (hold_recomputed_values) as chunk arrays, where the
+ * registers leave HELD_VALUE_MIN_WARPS warps per SM: the limit of
+ * HELD_SCALAR_ELEMENTS is for elements walked one at a time.  H200, softmax
+ * fwd at N = 16384, H = 4095 / 8191 (40 / 72 elements per thread): 16-bit
+ * +38.3..+39.6% / +17.2..+20.9%, fp32 +9.9 / +12.6% (bench/results/
+ * h200-2026-11-29.md, session 35). */
+static void hold_on_span_chunks(const search_problem *p, candidate *c)
+{
+    if (c->held_values > 0 || p->recomputed == 0)
+        return;
+    candidate held = *c;
+    held.held_values = p->recomputed;
+    held.registers += p->recomputed * c->span_batch * span_chunk_elements(p->buffers);
+    if (held.registers > MAX_REGISTERS - FLOATS_REGISTER_MARGIN ||
+        held.registers > launch_bounds_registers(p->device, held.threads))
+        return;
+    occupancy(p->device, &held);
+    if (held.blocks_per_sm * held.threads / 32 >= HELD_VALUE_MIN_WARPS)
+        *c = held;
+}
+
 static void compute_on_span_chunks(const search_problem *p, candidate *c)
 {
     if (!c->spans || p->outer_reductions > 0 || c->block_y != 1 || c->cluster != 1)
@@ -1732,8 +1754,10 @@ static void compute_on_span_chunks(const search_problem *p, candidate *c)
         lanes.registers > launch_bounds_registers(p->device, lanes.threads))
         return;
     occupancy(p->device, &lanes);
-    if (lanes.blocks_per_sm > 0)
-        *c = lanes;
+    if (lanes.blocks_per_sm == 0)
+        return;
+    hold_on_span_chunks(p, &lanes);
+    *c = lanes;
 }
 
 /* The grid of a kernel computing on span chunks (compute_on_span_chunks)
