@@ -797,13 +797,14 @@ END_TEST
  * past the tensor's end element by element (fv_copy_chunk); the row is read
  * at its first element's offset in the chunk, after its copies have landed
  * and a block barrier, and only then do the next row's copies go into the
- * slot the last row used.  LN fwd bf16 2049 x 1023 (batch 8 of 128 threads,
- * slots of 1024 + 16 elements) computes element by element from the row's
- * first element (its 129 chunks would fill half of 2 x 128 thread steps:
+ * slot the last row used.  Softmax fwd bf16 2049 x 1023 (batch 8 of 128
+ * threads, slots of 1024 + 16 elements) computes element by element from
+ * the row's first element (its 129 chunks would fill half of 2 x 128 thread
+ * steps, and without row constants it takes no block they fill:
  * compute_on_span_chunks). */
 START_TEST(odd_rows_are_copied_as_aligned_chunks)
 {
-    char *source = generate_one(multiwave_families, NORM_LAYER_FORWARD, FV_BF16, 2049, 1023,
+    char *source = generate_one(multiwave_families, NORM_SOFTMAX, FV_BF16, 2049, 1023,
                                 "inner_persistent");
     static const char *const spans[] = {
         "// (each slot 16 elements more: the 16-byte chunks around the row)",

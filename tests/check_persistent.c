@@ -1551,10 +1551,13 @@ static bool on_span_chunks(const choice *chosen)
  * (ceil((H + 7) / 8) chunks).  Where the row constants are cached in shared
  * memory or held in registers at the rows' shift, the grid is a multiple
  * of 8 blocks, so that a block's rows share it; softmax (no row constants)
- * keeps its one-wave grid.  1023 (129 chunks in 2 x 128 steps) and 2049
- * (257 in 3 x 128) compute element by element, as do rows whose constants
- * would be read from device memory (LN 32767: neither cached nor held),
- * fp32 rows and the multi-wave backward kernels. */
+ * keeps its one-wave grid.  Where the chunks would fill under 3/4 of the
+ * steps, kernels with row constants take a block of a multiple of 32
+ * threads that they fill (1023: 129 chunks in 160 x 1 steps instead of
+ * 128 x 2; 2049: 257 in 96 x 3 instead of 128 x 3); softmax then computes
+ * element by element, as do rows whose constants would be read from
+ * device memory (LN 32767: neither cached nor held), fp32 rows and the
+ * multi-wave backward kernels. */
 START_TEST(odd_forward_rows_compute_on_span_chunks)
 {
     static const char *const devices[] = {"H100", "H200", "B200"};
@@ -1568,6 +1571,8 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
         {{NORM_RMS_FORWARD, FV_F16, 20481}, 512, 6, true},     /* 2561, weight in registers */
         {{NORM_SOFTMAX, FV_BF16, 8191}, 128, 9, false},        /* 1025 */
         {{NORM_SOFTMAX, FV_BF16, 20481}, 256, 11, false},
+        {{NORM_LAYER_FORWARD, FV_BF16, 1023}, 160, 1, true},   /* 129, fit_block_to_chunks */
+        {{NORM_RMS_FORWARD, FV_BF16, 2049}, 96, 3, true},      /* 257 */
     };
     choice chosen;
     for (size_t d = 0; d < sizeof devices / sizeof devices[0]; d++) {
@@ -1592,9 +1597,8 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
         }
     }
     static const forward_shape by_element[] = {
-        {NORM_LAYER_FORWARD, FV_BF16, 1023},
         {NORM_SOFTMAX, FV_F16, 1023},
-        {NORM_RMS_FORWARD, FV_BF16, 2049},
+        {NORM_SOFTMAX, FV_BF16, 2049},
         {NORM_LAYER_FORWARD, FV_BF16, 32767},
         {NORM_LAYER_FORWARD, FV_F32, 1987},
     };

@@ -1729,6 +1729,32 @@ static void hold_on_span_chunks(const search_problem *p, candidate *c)
         *c = held;
 }
 
+/* Where a row's chunks would fill under 3/4 of the block's thread steps, a
+ * kernel with row constants (put at the rows' shift) takes the block of a
+ * multiple of 32 threads, at most as many steps per thread, that its chunks
+ * fill so: H = 1023 in 16 bits, 129 chunks, takes 160 threads of one step
+ * instead of 128 of two.  H200, N = 16384, H = 1023: layer norm 16-bit
+ * +7.9 / +11.5%, RMS norm +23.7 / +26.3% against element by element;
+ * softmax, a shift per row, lost 25.5 / 26.7% so (in 16 bits; fp32 +3.8%)
+ * and keeps its elements (bench/results/h200-2026-11-29.md, session 35).
+ * False if no such block has MAX_BLOCK_THREADS or fewer. */
+static bool fit_block_to_chunks(int64_t chunks, candidate *c)
+{
+    for (int batch = c->span_batch; batch >= 1; batch--) {
+        int64_t threads = (chunks + batch - 1) / batch;
+        threads = (threads + 31) / 32 * 32;
+        if (threads > MAX_BLOCK_THREADS)
+            return false;
+        if (chunks * 4 >= (int64_t)batch * threads * 3) {
+            c->block_x = (int)threads;
+            c->threads = (int)threads;
+            c->span_batch = batch;
+            return true;
+        }
+    }
+    return false;
+}
+
 static void compute_on_span_chunks(const search_problem *p, candidate *c)
 {
     if (!c->spans || p->outer_reductions > 0 || c->block_y != 1 || c->cluster != 1)
@@ -1741,8 +1767,10 @@ static void compute_on_span_chunks(const search_problem *p, candidate *c)
     candidate lanes = *c;
     lanes.span_batch = (int)((chunks + c->block_x - 1) / c->block_x);
     int steps = lanes.span_batch * c->block_x;  /* a chunk each */
-    if (chunks * 4 < (int64_t)steps * 3)
+    if (chunks * 4 < (int64_t)steps * 3 &&
+        !(p->buffers->cached_count > 0 && fit_block_to_chunks(chunks, &lanes)))
         return;  /* under 3/4 of the thread steps would hold a chunk */
+    steps = lanes.span_batch * lanes.block_x;
     lanes.row_capacity = steps * chunk;
     int grown = lanes.span_batch * chunk - c->batch * p->vector;
     int arrays = __builtin_popcount(c->row_floats) + c->held_values +
