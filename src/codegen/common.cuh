@@ -417,11 +417,30 @@ __device__ __forceinline__ void fv_store_lanes_exact(T *__restrict__ p, long lon
             p[lane] = static_cast<T>(in[lane]);
 }
 
-// max/min that propagate NaN, as the reference does.
+// max/min that propagate NaN, as the reference does.  For floats on
+// sm_80 and newer, one max.NaN / min.NaN instruction (a NaN operand gives the
+// canonical NaN) instead of two compares, a select and an add: softmax's
+// max pass is issue-bound.
 template <typename T>
 __device__ __forceinline__ T fv_maximum(T a, T b) { return (a != a || b != b) ? a + b : (a >= b ? a : b); }
 template <typename T>
 __device__ __forceinline__ T fv_minimum(T a, T b) { return (a != a || b != b) ? a + b : (a <= b ? a : b); }
+#if __CUDA_ARCH__ >= 800
+template <>
+__device__ __forceinline__ float fv_maximum<float>(float a, float b)
+{
+    float result;
+    asm("max.NaN.f32 %0, %1, %2;" : "=f"(result) : "f"(a), "f"(b));
+    return result;
+}
+template <>
+__device__ __forceinline__ float fv_minimum<float>(float a, float b)
+{
+    float result;
+    asm("min.NaN.f32 %0, %1, %2;" : "=f"(result) : "f"(a), "f"(b));
+    return result;
+}
+#endif
 
 struct fv_add {
     template <typename T>
