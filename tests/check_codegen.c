@@ -944,6 +944,14 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
     };
     source = generate_one(multiwave_families, NORM_SOFTMAX, FV_F32, 16384, 4095,
                           "inner_persistent");
+    /* the whole chunk's branch folds its lanes with no test: its maximum
+     * comes before the first lane test */
+    const char *whole = strstr(kernel_code(source), "// a chunk wholly in the row");
+    ck_assert_ptr_nonnull(whole);
+    const char *folded = strstr(whole, "maximum0 = fv_maximum(maximum0, v");
+    const char *tested = strstr(whole, "fv_in_row(column + lane, inner)");
+    ck_assert_msg(folded != NULL && tested != NULL && folded < tested,
+                  "the whole chunk's lanes are tested");
     assert_kernel_lines(source, split_for_exp, "fv_in_row(column + lane, inner) ?");
 }
 END_TEST

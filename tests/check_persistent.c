@@ -1429,6 +1429,7 @@ START_TEST(softmax_keeps_exp_where_rows_are_issue_bound)
     static const forward_shape not_kept[] = {
         {NORM_SOFTMAX, FV_F32, 4096},    /* memory-bound */
         {NORM_SOFTMAX, FV_F16, 32768},  /* no room at 512 threads */
+        {NORM_SOFTMAX, FV_BF16, 12287},  /* 13 chunks per thread: over HELD_CHUNK_STEPS */
         {NORM_LAYER_FORWARD, FV_BF16, 4096},
         {NORM_RMS_FORWARD, FV_BF16, 2048},
     };
@@ -1553,8 +1554,9 @@ static bool on_span_chunks(const choice *chosen)
  * of 8 blocks, so that a block's rows share it; softmax (no row constants)
  * keeps its one-wave grid.  Where the chunks would fill under 3/4 of the
  * steps, kernels with row constants take a block of a multiple of 32
- * threads that they fill (1023: 129 chunks in 160 x 1 steps instead of
- * 128 x 2; 2049: 257 in 96 x 3 instead of 128 x 3); softmax then computes
+ * threads, 128 or more, that they fill (1023: 129 chunks in 160 x 1 steps
+ * instead of 128 x 2; 2049: 257 in 160 x 2 instead of 128 x 3; short rows
+ * keep their elements); softmax then computes
  * element by element, as do rows whose constants would be read from
  * device memory (LN 32767: neither cached nor held), fp32 rows and the
  * multi-wave backward kernels. */
@@ -1572,7 +1574,7 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
         {{NORM_SOFTMAX, FV_BF16, 8191}, 128, 9, false},        /* 1025 */
         {{NORM_SOFTMAX, FV_BF16, 20481}, 256, 11, false},
         {{NORM_LAYER_FORWARD, FV_BF16, 1023}, 160, 1, true},   /* 129, fit_block_to_chunks */
-        {{NORM_RMS_FORWARD, FV_BF16, 2049}, 96, 3, true},      /* 257 */
+        {{NORM_RMS_FORWARD, FV_BF16, 2049}, 160, 2, true},     /* 257; not 96 x 3 (under 128) */
     };
     choice chosen;
     for (size_t d = 0; d < sizeof devices / sizeof devices[0]; d++) {
@@ -1599,6 +1601,7 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
     static const forward_shape by_element[] = {
         {NORM_SOFTMAX, FV_F16, 1023},
         {NORM_SOFTMAX, FV_BF16, 2049},
+        {NORM_LAYER_FORWARD, FV_BF16, 201},   /* 27 chunks: a block under 128 threads */
         {NORM_LAYER_FORWARD, FV_BF16, 32767},
         {NORM_LAYER_FORWARD, FV_F32, 1987},
     };

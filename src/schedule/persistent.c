@@ -28,6 +28,7 @@ enum {
     MAX_REDUCTIONS = 16,
     MAX_HELD_VALUES = 2,      /* recomputed_values: most values the epilogue reads back */
     MAX_CANDIDATES = 8,
+    MIN_BLOCK_THREADS = 128,  /* the smallest block the search starts from (nvFuser's) */
     MAX_BLOCK_THREADS = 512,  /* the largest block the searches take */
     REGISTER_OVERHEAD = 64,   /* registers besides the buffers (measured on our kernels:
                                  nvFuser's 40 is for its own) */
@@ -82,6 +83,7 @@ enum {
                                   N = 2049, they ran -4.5..+4.9% on an H200) */
     FORWARD_FLOAT_ELEMENTS = 32, /* hold_forward_row_floats: most elements of a row per thread */
     HELD_VALUE_MIN_WARPS = 12, /* hold_recomputed_values: fewest warps per SM it leaves */
+    HELD_CHUNK_STEPS = 9,      /* ... and most chunks per thread on span chunks */
     HELD_SCALAR_ELEMENTS = 16, /* ... and most elements per thread on 1-element vectors (32, at
                                   H = 4095, ran 3% slower in fp32 and 23% in 16 bits on an H200) */
     GUARDED_FETCH_UNROLLED_COPIES = 16, /* fetch_unrolled_wholly: most 1-element fp32 copies per
@@ -1264,7 +1266,7 @@ static bool search_blocks(const search_problem *p, int cluster, bool shared_part
     int most = fv_family_pow2_ceil((vectors + batch_min - 1) / batch_min);
     if (most > MAX_BLOCK_THREADS)
         most = MAX_BLOCK_THREADS;
-    int least = 128; /* nvFuser's smallest block; short rows share it */
+    int least = MIN_BLOCK_THREADS; /* short rows share it */
     if (most < least)
         most = least;
     bool found = false;
@@ -1686,6 +1688,59 @@ static bool constants_at_row_shift(bool cached, bool weight_floats, int cached_c
     return cached_count > 0 && (cached || weight_floats);
 }
 
+/* A kernel computing on span chunks holds the values its epilogue would
+ * compute again (hold_recomputed_values) as chunk arrays, where the
+ * registers leave HELD_VALUE_MIN_WARPS warps per SM: the limit of
+ * HELD_SCALAR_ELEMENTS is for elements walked one at a time.  Up to
+ * HELD_CHUNK_STEPS chunks per thread, the most measured: beyond, the
+ * estimate falls short (softmax bf16 x 12287, 13 chunks: ~168 registers
+ * estimated for 3 blocks per SM, 181 compiled, which leaves 2).  H200, softmax
+ * fwd at N = 16384, H = 4095 / 8191 (40 / 72 elements per thread): 16-bit
+ * +38.3..+39.6% / +17.2..+20.9%, fp32 +9.9 / +12.6% (bench/results/
+ * h200-2026-11-29.md, session 35). */
+static void hold_on_span_chunks(const search_problem *p, candidate *c)
+{
+    if (c->held_values > 0 || p->recomputed == 0 || c->span_batch > HELD_CHUNK_STEPS)
+        return;
+    candidate held = *c;
+    held.held_values = p->recomputed;
+    held.registers += p->recomputed * c->span_batch * span_chunk_elements(p->buffers);
+    if (held.registers > MAX_REGISTERS - FLOATS_REGISTER_MARGIN ||
+        held.registers > launch_bounds_registers(p->device, held.threads))
+        return;
+    occupancy(p->device, &held);
+    if (held.blocks_per_sm * held.threads / 32 >= HELD_VALUE_MIN_WARPS)
+        *c = held;
+}
+
+/* Where a row's chunks would fill under 3/4 of the block's thread steps, a
+ * kernel with row constants (put at the rows' shift) takes the block of a
+ * multiple of 32 threads, at most as many steps per thread, that its chunks
+ * fill so: H = 1023 in 16 bits, 129 chunks, takes 160 threads of one step
+ * instead of 128 of two.  H200, N = 16384, H = 1023: layer norm 16-bit
+ * +7.9 / +11.5%, RMS norm +23.7 / +26.3% against element by element;
+ * softmax, a shift per row, lost 25.5 / 26.7% so (in 16 bits; fp32 +3.8%)
+ * and keeps its elements (bench/results/h200-2026-11-29.md, session 35).
+ * No fewer threads than the block-size search starts from
+ * (MIN_BLOCK_THREADS; short rows would take warps); false if no such block
+ * has MAX_BLOCK_THREADS or fewer. */
+static bool fit_block_to_chunks(int64_t chunks, candidate *c)
+{
+    for (int batch = c->span_batch; batch >= 1; batch--) {
+        int64_t threads = (chunks + batch - 1) / batch;
+        threads = (threads + 31) / 32 * 32;
+        if (threads > MAX_BLOCK_THREADS)
+            return false;
+        if (threads >= MIN_BLOCK_THREADS && chunks * 4 >= (int64_t)batch * threads * 3) {
+            c->block_x = (int)threads;
+            c->threads = (int)threads;
+            c->span_batch = batch;
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Forward kernels whose rows are copied as spans (copy_row_spans) compute
  * on the span's 16-byte chunks rather than element by element: a thread
  * takes whole chunks (span_batch of them), reads its row buffers from
@@ -1707,54 +1762,6 @@ static bool constants_at_row_shift(bool cached, bool weight_floats, int cached_c
  * -21.2..+2.0% (softmax -20 / -21%), LN 32767 (constants lane by lane)
  * -1.7 / +0.3%.  fp32 rows (4-element chunks) where spans_fp32_rows copies
  * them as spans. */
-/* A kernel computing on span chunks holds the values its epilogue would
- * compute again (hold_recomputed_values) as chunk arrays, where the
- * registers leave HELD_VALUE_MIN_WARPS warps per SM: the limit of
- * HELD_SCALAR_ELEMENTS is for elements walked one at a time.  H200, softmax
- * fwd at N = 16384, H = 4095 / 8191 (40 / 72 elements per thread): 16-bit
- * +38.3..+39.6% / +17.2..+20.9%, fp32 +9.9 / +12.6% (bench/results/
- * h200-2026-11-29.md, session 35). */
-static void hold_on_span_chunks(const search_problem *p, candidate *c)
-{
-    if (c->held_values > 0 || p->recomputed == 0)
-        return;
-    candidate held = *c;
-    held.held_values = p->recomputed;
-    held.registers += p->recomputed * c->span_batch * span_chunk_elements(p->buffers);
-    if (held.registers > MAX_REGISTERS - FLOATS_REGISTER_MARGIN ||
-        held.registers > launch_bounds_registers(p->device, held.threads))
-        return;
-    occupancy(p->device, &held);
-    if (held.blocks_per_sm * held.threads / 32 >= HELD_VALUE_MIN_WARPS)
-        *c = held;
-}
-
-/* Where a row's chunks would fill under 3/4 of the block's thread steps, a
- * kernel with row constants (put at the rows' shift) takes the block of a
- * multiple of 32 threads, at most as many steps per thread, that its chunks
- * fill so: H = 1023 in 16 bits, 129 chunks, takes 160 threads of one step
- * instead of 128 of two.  H200, N = 16384, H = 1023: layer norm 16-bit
- * +7.9 / +11.5%, RMS norm +23.7 / +26.3% against element by element;
- * softmax, a shift per row, lost 25.5 / 26.7% so (in 16 bits; fp32 +3.8%)
- * and keeps its elements (bench/results/h200-2026-11-29.md, session 35).
- * False if no such block has MAX_BLOCK_THREADS or fewer. */
-static bool fit_block_to_chunks(int64_t chunks, candidate *c)
-{
-    for (int batch = c->span_batch; batch >= 1; batch--) {
-        int64_t threads = (chunks + batch - 1) / batch;
-        threads = (threads + 31) / 32 * 32;
-        if (threads > MAX_BLOCK_THREADS)
-            return false;
-        if (chunks * 4 >= (int64_t)batch * threads * 3) {
-            c->block_x = (int)threads;
-            c->threads = (int)threads;
-            c->span_batch = batch;
-            return true;
-        }
-    }
-    return false;
-}
-
 static void compute_on_span_chunks(const search_problem *p, candidate *c)
 {
     if (!c->spans || p->outer_reductions > 0 || c->block_y != 1 || c->cluster != 1)
