@@ -2028,8 +2028,9 @@ static void assert_relieved(planned_kernel *planned, const char *family, const c
 
 /* A kernel that spills is emitted again with its row copy loop unrolled 4
  * at a time, in each of the loop's three forms (guarded copies: softmax fwd
- * fp32 2049 x 32766, which spilled 8 bytes on sm_90a wholly unrolled and
- * fell back to three kernels; predicated copies: multi-wave LN bwd;
+ * fp32 2049 x 32766, which spilled 8 bytes on sm_90a wholly unrolled until
+ * fv_maximum became one instruction, and bf16 2049 x 65534, 368 bytes, the
+ * case of tests/relief/; predicated copies: multi-wave LN bwd;
  * aligned chunks: LN fwd bf16 x 20481).  Left as it is: a kernel of a
  * family with no such form (the general path's), one with 4 copies a
  * thread or fewer, one whose loop is already unrolled 4 at a time (softmax

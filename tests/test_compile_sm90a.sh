@@ -21,7 +21,7 @@ compile_checked "$tool" sm_90a "$work" sm_90a-h200 cases/ 600 --device H200
 compile_checked "$tool" sm_90a "$work" sm_90a-h200-bench bench/ 78 --device H200
 # A kernel that spills is emitted again with fewer registers live, not set
 # aside, where its family offers such a form: tests/relief/ holds one that
-# is (softmax fwd fp32 2049 x 32766 on the H200) and one whose family
+# is (softmax fwd bf16 2049 x 65534 on the H200) and one whose family
 # declines (RMS fwd fp32 2049 x 32766 reads its weight in every pass), so
 # it is set aside for the next family that takes its rows: inner_multipass.
 compile_checked "$tool" sm_90a "$work" sm_90a-relief tests/relief/ 2 --device H200
@@ -33,7 +33,7 @@ relief_rows=$(h5dump -d /results "$work/sm_90a-relief.h5")
 echo "$relief_rows" |
   grep -q 'emitted again after spilling [0-9]* bytes: its row copy loop unrolled 4 at a time' ||
   fail "sm_90a-relief: the parameters do not say the kernel was emitted again" \
-       "(wholly unrolled it spilled 8 bytes under CUDA 13.0's NVRTC; another may not spill it)"
+       "(wholly unrolled it spilled 368 bytes under CUDA 13.0's NVRTC; another may not spill it)"
 echo "$relief_rows" | grep -q 'inner_persistent not used: its kernel spills [0-9]* bytes' ||
   fail "sm_90a-relief: the fallback does not say why RMS norm left its family" \
        "(wholly unrolled it spilled 44 bytes under CUDA 13.0's NVRTC; another may not spill it)"
