@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test_gpu_cases.sh: on a machine with a GPU, every case of the small test
 # sweeps (tests/cases: edge shapes included; tests/long_rows: rows no
-# persistent budget holds) runs and passes against the fp64 references.  Without a GPU it prints SKIP and passes.  `ci/gpu-test` runs the
+# persistent budget holds) runs and passes against the fp64 references, and
+# (where nvcc is) tests/nan_maximum.cu checks the NaN-propagating maximum.
+# Without a GPU it prints SKIP and passes.  `ci/gpu-test` runs the
 # same check over the whole default sweep (cases/).
 #   test_gpu_cases.sh FUSERVALIDATE SOURCE_DIR BINARY_DIR
 set -euo pipefail
