@@ -7,7 +7,7 @@
 # planned for the H200, whose rules for fast memory per SM give some shapes
 # other kernels (row pairs, clusters for two row slots); and a kernel that
 # spills (tests/relief/) is emitted again with fewer registers live rather
-# than set aside.  The kernel cache is
+# than set aside; tests/nan_maximum.cu builds with nvcc.  The kernel cache is
 # shared, so only the kernels that differ are compiled again.
 #   test_compile_sm90a.sh FUSERVALIDATE SOURCE_DIR BINARY_DIR
 set -euo pipefail
@@ -37,4 +37,13 @@ echo "$relief_rows" |
 echo "$relief_rows" | grep -q 'inner_persistent not used: its kernel spills [0-9]* bytes' ||
   fail "sm_90a-relief: the fallback does not say why RMS norm left its family" \
        "(wholly unrolled it spilled 44 bytes under CUDA 13.0's NVRTC; another may not spill it)"
+# tests/nan_maximum.cu (run by test_gpu_cases.sh on a GPU) builds for sm_90a,
+# so that the check of the NaN-propagating maximum does not rot without one
+nvcc_path="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)"
+if [ -x "$nvcc_path" ]; then
+  "$nvcc_path" -O3 -arch=sm_90a -diag-suppress 550 -I src/codegen tests/nan_maximum.cu \
+      -o "$work/nan_maximum" || fail "tests/nan_maximum.cu does not build for sm_90a"
+else
+  echo "test_compile_sm90a: no nvcc: tests/nan_maximum.cu not built"
+fi
 echo "test_compile_sm90a: ok"
