@@ -39,11 +39,5 @@ echo "$relief_rows" | grep -q 'inner_persistent not used: its kernel spills [0-9
        "(wholly unrolled it spilled 44 bytes under CUDA 13.0's NVRTC; another may not spill it)"
 # tests/nan_maximum.cu (run by test_gpu_cases.sh on a GPU) builds for sm_90a,
 # so that the check of the NaN-propagating maximum does not rot without one
-nvcc_path="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)"
-if [ -x "$nvcc_path" ]; then
-  "$nvcc_path" -O3 -arch=sm_90a -diag-suppress 550 -I src/codegen tests/nan_maximum.cu \
-      -o "$work/nan_maximum" || fail "tests/nan_maximum.cu does not build for sm_90a"
-else
-  echo "test_compile_sm90a: no nvcc: tests/nan_maximum.cu not built"
-fi
+build_nan_maximum sm_90a "$work/nan_maximum" || true
 echo "test_compile_sm90a: ok"

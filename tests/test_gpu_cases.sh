@@ -51,13 +51,8 @@ fi
   { echo "FAIL: the long rows did not all pass in one kernel" >&2; cat "$work/long.log" >&2; exit 1; }
 # fv_maximum / fv_minimum on floats (max.NaN / min.NaN) agree with the
 # compare-and-select form on every pair of special values
-nvcc_path="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)"
-if [ -x "$nvcc_path" ]; then
-  "$nvcc_path" -O3 -arch=native -diag-suppress 550 -I src/codegen tests/nan_maximum.cu \
-      -o "$work/nan_maximum" ||
-    { echo "FAIL: tests/nan_maximum.cu does not build" >&2; exit 1; }
+. tests/compile_sweep.sh  # build_nan_maximum (the working directory is the source)
+if build_nan_maximum native "$work/nan_maximum"; then
   "$work/nan_maximum" || { echo "FAIL: fv_maximum / fv_minimum on NaN and zeros" >&2; exit 1; }
-else
-  echo "test_gpu_cases: no nvcc: tests/nan_maximum.cu not run"
 fi
 echo "test_gpu_cases: ok"

@@ -397,7 +397,8 @@ typedef void (*pass_body)(fv_emitter *e, const void *context);
 static void emit_end_chunks(fv_emitter *e, const fv_schedule_params *params, pass_body body,
                             const void *context)
 {
-    fv_codegen_line(e, "if (threadIdx.x < 2 && threadIdx.x < row_vectors) {  // the row's end chunks, if partial: lane by lane");
+    fv_codegen_line(e, "if (threadIdx.x < 2 && threadIdx.x < row_vectors) {  "
+                       "// the row's end chunks, if partial: lane by lane");
     e->indent += 4;
     fv_codegen_line(e, "const long long vector_index = threadIdx.x == 0 ? 0 : row_vectors - 1;");
     emit_column(e, true);

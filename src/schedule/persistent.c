@@ -1128,21 +1128,30 @@ static bool issue_bound_rows(const buffered_inputs *buffers, int vector, bool sp
  * at 8 warps per SM (16-bit 20480 / 24576, 256 threads) -4..-12%; fp32
  * on 16-byte vectors, memory-bound, -6.5..+3.0%; 16-bit rows of an odd
  * length (2-byte synchronous copies) -0.5..-29%. */
-static void hold_recomputed_values(const buffered_inputs *buffers, const fv_device *device,
-                                   int vector, int recomputed, candidate *c)
+/* Makes *c hold `recomputed` values of `elements` floats each per thread,
+ * where the registers allow and leave HELD_VALUE_MIN_WARPS warps per SM;
+ * else leaves it as it is. */
+static void hold_where_registers_allow(const fv_device *device, int recomputed, int elements,
+                                       candidate *c)
 {
-    if (recomputed == 0 || c->cluster != 1 || !issue_bound_rows(buffers, vector, c->spans) ||
-        (vector == 1 && c->batch > HELD_SCALAR_ELEMENTS))
-        return;
     candidate held = *c;
     held.held_values = recomputed;
-    held.registers += recomputed * c->batch * vector;
+    held.registers += recomputed * elements;
     if (held.registers > MAX_REGISTERS - FLOATS_REGISTER_MARGIN ||
         held.registers > launch_bounds_registers(device, held.threads))
         return;
     occupancy(device, &held);
     if (held.blocks_per_sm * held.threads / 32 >= HELD_VALUE_MIN_WARPS)
         *c = held;
+}
+
+static void hold_recomputed_values(const buffered_inputs *buffers, const fv_device *device,
+                                   int vector, int recomputed, candidate *c)
+{
+    if (recomputed == 0 || c->cluster != 1 || !issue_bound_rows(buffers, vector, c->spans) ||
+        (vector == 1 && c->batch > HELD_SCALAR_ELEMENTS))
+        return;
+    hold_where_registers_allow(device, recomputed, c->batch * vector, c);
 }
 
 /* True if a forward kernel's fp32 rows of an odd length (asynchronous
@@ -1688,6 +1697,13 @@ static bool constants_at_row_shift(bool cached, bool weight_floats, int cached_c
     return cached_count > 0 && (cached || weight_floats);
 }
 
+/* True if a row's `chunks` fill 3/4 or more of `steps` thread steps (a
+ * chunk each). */
+static bool chunks_fill_steps(int64_t chunks, int64_t steps)
+{
+    return chunks * 4 >= steps * 3;
+}
+
 /* A kernel computing on span chunks holds the values its epilogue would
  * compute again (hold_recomputed_values) as chunk arrays, where the
  * registers leave HELD_VALUE_MIN_WARPS warps per SM: the limit of
@@ -1702,15 +1718,8 @@ static void hold_on_span_chunks(const search_problem *p, candidate *c)
 {
     if (c->held_values > 0 || p->recomputed == 0 || c->span_batch > HELD_CHUNK_STEPS)
         return;
-    candidate held = *c;
-    held.held_values = p->recomputed;
-    held.registers += p->recomputed * c->span_batch * span_chunk_elements(p->buffers);
-    if (held.registers > MAX_REGISTERS - FLOATS_REGISTER_MARGIN ||
-        held.registers > launch_bounds_registers(p->device, held.threads))
-        return;
-    occupancy(p->device, &held);
-    if (held.blocks_per_sm * held.threads / 32 >= HELD_VALUE_MIN_WARPS)
-        *c = held;
+    hold_where_registers_allow(p->device, p->recomputed,
+                               c->span_batch * span_chunk_elements(p->buffers), c);
 }
 
 /* Where a row's chunks would fill under 3/4 of the block's thread steps, a
@@ -1731,7 +1740,7 @@ static bool fit_block_to_chunks(int64_t chunks, candidate *c)
         threads = (threads + 31) / 32 * 32;
         if (threads > MAX_BLOCK_THREADS)
             return false;
-        if (threads >= MIN_BLOCK_THREADS && chunks * 4 >= (int64_t)batch * threads * 3) {
+        if (threads >= MIN_BLOCK_THREADS && chunks_fill_steps(chunks, batch * threads)) {
             c->block_x = (int)threads;
             c->threads = (int)threads;
             c->span_batch = batch;
@@ -1774,7 +1783,7 @@ static void compute_on_span_chunks(const search_problem *p, candidate *c)
     candidate lanes = *c;
     lanes.span_batch = (int)((chunks + c->block_x - 1) / c->block_x);
     int steps = lanes.span_batch * c->block_x;  /* a chunk each */
-    if (chunks * 4 < (int64_t)steps * 3 &&
+    if (!chunks_fill_steps(chunks, steps) &&
         !(p->buffers->cached_count > 0 && fit_block_to_chunks(chunks, &lanes)))
         return;  /* under 3/4 of the thread steps would hold a chunk */
     steps = lanes.span_batch * lanes.block_x;
