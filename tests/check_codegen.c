@@ -793,8 +793,10 @@ START_TEST(softmax_keeps_its_exp_for_the_epilogue)
 END_TEST
 
 /* 16-bit rows of an odd length are copied as the aligned 16-byte chunks
- * that hold them: the chunk of the row's first element onwards, a chunk
- * past the tensor's end element by element (fv_copy_chunk); the row is read
+ * that hold them: the chunk of the row's first element onwards; the
+ * tensor's last chunk, where it runs past the tensor's end, after the
+ * unrolled loop, element by element, by the thread whose turn it is
+ * (fv_copy_elements: 2049 x 1023 elements end 1 past a chunk); the row is read
  * at its first element's offset in the chunk, after its copies have landed
  * and a block barrier, and only then do the next row's copies go into the
  * slot the last row used.  Softmax fwd bf16 2049 x 1023 (batch 8 of 128
@@ -809,16 +811,21 @@ START_TEST(odd_rows_are_copied_as_aligned_chunks)
     static const char *const spans[] = {
         "// (each slot 16 elements more: the 16-byte chunks around the row)",
         "// The first row's copies",
+        "const long long whole_end = outer * inner & ~7LL;  // the tensor's whole chunks end here",
         "const long long span_begin = row_begin & ~7LL;",
+        "const long long span_end = row_begin + inner < whole_end ? row_begin + inner : whole_end;",
         "for (int step = 0; step < 2; ++step) {",
         "const long long at = span_begin + (long long)(step * 128 + (int)threadIdx.x) * 8;",
-        "if (at < row_begin + inner)",
-        "fv_copy_chunk<8>(buffer0_slots + (0) * 1040 + (int)(at - span_begin), in0 + at, outer * inner - at);",
+        "if (at < span_end)",
+        "fv_copy_async<8>(buffer0_slots + (0) * 1040 + (int)(at - span_begin), in0 + at);",
+        "if (row_begin + inner > whole_end && (int)((whole_end - span_begin) / 8 % 128) == (int)threadIdx.x)",
+        "fv_copy_elements(buffer0_slots + (0) * 1040 + (int)(whole_end - span_begin), in0 + whole_end, (int)(row_begin + inner - whole_end));",
         "const __nv_bfloat16 *const buffer0 = buffer0_slots + slot * 1040 + (int)((safe_row * inner) & 7);",
         "fv_async_wait<0>();  // this row's copies have landed",
         "__syncthreads();  // ... all of them: threads read chunks others copied",
         "const long long fetch_row = row + row_stride;",
-        "fv_copy_chunk<8>(buffer0_slots + (slot ^ 1) * 1040",
+        "fv_copy_async<8>(buffer0_slots + (slot ^ 1) * 1040",
+        "fv_copy_elements(buffer0_slots + (slot ^ 1) * 1040",
         "fv_async_commit();",
         "// reduction level 1",
         "fv_load<1>(buffer0 + column, v",
@@ -833,7 +840,7 @@ START_TEST(odd_rows_are_copied_as_aligned_chunks)
         "fv_async_wait<1>();  // this row's copies have landed",
         NULL,
     };
-    assert_kernel_lines(source, asynchronous, "fv_copy_chunk");
+    assert_kernel_lines(source, asynchronous, "fv_copy_elements");
     /* multi-wave backward with three row slots: the row statistic's own
      * entry comes with the chunks, the wait leaves the next row in flight,
      * and the row two ahead goes into the last row's slot after the barrier */
@@ -841,13 +848,13 @@ START_TEST(odd_rows_are_copied_as_aligned_chunks)
                           "inner_outer_persistent");
     static const char *const three_slots[] = {
         "// The first 2 rows' copies; each row then issues those of the row 2 ahead.",
-        "fv_copy_chunk<8>(buffer0_slots + (1) * 2064",
+        "fv_copy_async<8>(buffer0_slots + (1) * 2064",
         "_slots + (1) * 128, in",
         "fv_async_wait<1>();  // this row's copies have landed",
         "__syncthreads();  // ... all of them: threads read chunks others copied",
         "// The copies of the row 2 ahead, into the last row's slot.",
         "const long long fetch_row = row + 2 * row_stride;",
-        "fv_copy_chunk<8>(buffer0_slots + (slot == 0 ? 2 : slot - 1) * 2064",
+        "fv_copy_async<8>(buffer0_slots + (slot == 0 ? 2 : slot - 1) * 2064",
         "fv_async_commit();",
         "// reduction level 1",
         NULL,
@@ -859,44 +866,46 @@ END_TEST
 /* Forward rows of an odd length whose chunks fill the thread steps compute
  * on the chunks of their aligned span (compute_on_span_chunks): vectors
  * read from the slot at the chunk's place `at`, the lanes outside the row
- * left out of the reductions and stored lane by lane.  LN fwd bf16 2049 x
- * 1987 caches weight and bias in shared memory at the rows' shift, one per
- * block (2 x 128 steps of 8 elements); softmax, without row constants,
- * takes each row's own shift. */
+ * left out of the reductions and stored lane by lane; the columns are ints
+ * (a row the block holds has fewer than 2^31 elements), tested against
+ * `row_length`.  LN fwd bf16 2049 x 1987 caches weight and bias in shared
+ * memory at the rows' shift, one per block (2 x 128 steps of 8 elements);
+ * softmax, without row constants, takes each row's own shift. */
 START_TEST(odd_forward_rows_compute_on_span_chunks)
 {
     char *source = generate_one(multiwave_families, NORM_LAYER_FORWARD, FV_BF16, 2049, 1987,
                                 "inner_persistent");
     static const char *const cached_at_shift[] = {
+        "const int row_length = (int)inner;  // a row fits a block: its columns are ints",
         "const int row_shift = (int)(((long long)blockIdx.x * inner) & 7);",
         "for (int at = threadIdx.x; at < 2048; at += 128) {  // at the rows' shift",
-        "const long long column = at - row_shift;",
-        "if (fv_in_row(column, inner))",
+        "const int column = at - row_shift;",
+        "if (fv_in_row(column, row_length))",
         "cached1[at] = in1[column];",
         "const __nv_bfloat16 *const buffer0 = buffer0_slots + slot * 2064;",
         "fv_async_wait<0>();  // this row's copies have landed",
         "__syncthreads();  // ... all of them: threads read chunks others copied",
         "for (int b = 0; b < 2; ++b) {",
         "const int at = (b * 128 + threadIdx.x) * 8;  // the chunk's first element in the span",
-        "const long long column = at - row_shift;  // its column, negative before the row",
-        "if (row_active && column < inner) {",
+        "const int column = at - row_shift;  // its column, negative before the row",
+        "if (row_active && column < row_length) {",
         "fv_load<8>(buffer0 + at, v0);",
         /* a chunk wholly in the row folds every lane, the row's end
          * chunks only the lanes in the row */
-        "if (column >= 0 && column + 8 <= inner) {  // a chunk wholly in the row",
+        "if (column >= 0 && column + 8 <= row_length) {  // a chunk wholly in the row",
         "sums1[0] += v",
         "} else {  // the row's first or last chunk: its lanes in the row",
-        "if (fv_in_row(column + lane, inner))",
+        "if (fv_in_row(column + lane, row_length))",
         "sums1[0] += v",
         "// var_mean, pass 2",
-        "if (column >= 0 && column + 8 <= inner) {  // a chunk wholly in the row",
+        "if (column >= 0 && column + 8 <= row_length) {  // a chunk wholly in the row",
         "squares1[0] += deviation * deviation;",
         "} else {  // the row's first or last chunk: its lanes in the row",
-        "if (fv_in_row(column + lane, inner))",
+        "if (fv_in_row(column + lane, row_length))",
         "squares1[0] += deviation * deviation;",
         "fv_load<8>(cached1 + at, v1);",
         "fv_load<8>(cached2 + at, v2);",
-        "fv_store_lanes<8>(out2 + (row) * inner + (column), column, inner, v",
+        "fv_store_lanes<8>(out2 + (row) * inner + (column), column, row_length, v",
         NULL,
     };
     assert_kernel_lines(source, cached_at_shift, "(safe_row * inner) & 7");
@@ -907,7 +916,7 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
         "const int at = (b * 128 + threadIdx.x) * 8;",
         "fv_load<8>(buffer0 + at, v0);",
         "maximum0 = fv_maximum(maximum0, v",
-        "fv_store_lanes<8>(out0 + (row) * inner + (column), column, inner, v",
+        "fv_store_lanes<8>(out0 + (row) * inner + (column), column, row_length, v",
         NULL,
     };
     assert_kernel_lines(source, shift_per_row, "blockIdx.x * inner");
@@ -918,9 +927,9 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
     static const char *const weight_at_shift[] = {
         "const int row_shift = (int)(((long long)blockIdx.x * inner) & 7);",
         "float weight1[6][8];",
-        "fv_load_lanes<8>(in1 + column, column, inner, weight1[b]);",
+        "fv_load_lanes<8>(in1 + column, column, row_length, weight1[b]);",
         "const float (&v1)[8] = weight1[b];",
-        "fv_store_lanes<8>(out1 + (row) * inner + (column), column, inner, v",
+        "fv_store_lanes<8>(out1 + (row) * inner + (column), column, row_length, v",
         NULL,
     };
     assert_kernel_lines(source, weight_at_shift, "(safe_row * inner) & 7");
@@ -928,7 +937,7 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
      * split measured slower there), softmax, with its exp, splits */
     static const char *const masked_everywhere[] = {
         "threadIdx.x) * 4;  // the chunk's first element in the span",
-        "if (fv_in_row(column + lane, inner))",
+        "if (fv_in_row(column + lane, row_length))",
         "sums1[0] += v",
         NULL,
     };
@@ -937,9 +946,9 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
     assert_kernel_lines(source, masked_everywhere, "// a chunk wholly in the row");
     static const char *const split_for_exp[] = {
         "threadIdx.x) * 4;  // the chunk's first element in the span",
-        "if (column >= 0 && column + 4 <= inner) {  // a chunk wholly in the row",
+        "if (column >= 0 && column + 4 <= row_length) {  // a chunk wholly in the row",
         "} else {  // the row's first or last chunk: its lanes in the row",
-        "if (fv_in_row(column + lane, inner))",
+        "if (fv_in_row(column + lane, row_length))",
         NULL,
     };
     source = generate_one(multiwave_families, NORM_SOFTMAX, FV_F32, 16384, 4095,
@@ -949,17 +958,20 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
     const char *whole = strstr(kernel_code(source), "// a chunk wholly in the row");
     ck_assert_ptr_nonnull(whole);
     const char *folded = strstr(whole, "maximum0 = fv_maximum(maximum0, v");
-    const char *tested = strstr(whole, "fv_in_row(column + lane, inner)");
+    const char *tested = strstr(whole, "fv_in_row(column + lane, row_length)");
     ck_assert_msg(folded != NULL && tested != NULL && folded < tested,
                   "the whole chunk's lanes are tested");
-    assert_kernel_lines(source, split_for_exp, "fv_in_row(column + lane, inner) ?");
+    assert_kernel_lines(source, split_for_exp, "fv_in_row(column + lane, row_length) ?");
 }
 END_TEST
 
-/* Forward fp32 rows of 32767 in one slot take 64 1-element copies per
- * thread: their copy loop is unrolled 4 at a time (wholly, ptxas spilled
- * the copies' addresses: fetch_unrolled_wholly); 16 copies (1987) stay
- * wholly unrolled. */
+/* Forward fp32 rows of 32767 in one slot with row constants (RMS norm)
+ * take 64 1-element copies per thread: their copy loop is unrolled 4 at a
+ * time (wholly, ptxas spilled the copies' addresses: fetch_unrolled_wholly);
+ * 16 copies (1987) stay wholly unrolled.  Softmax's rows, without row
+ * constants, are copied as spans in their one slot (copy_row_spans) and
+ * computed on the chunks, with no block barrier per row: each thread reads
+ * only the chunks it copied. */
 START_TEST(long_fp32_rows_fetch_four_copies_at_a_time)
 {
     static const char *const by_four[] = {
@@ -968,12 +980,24 @@ START_TEST(long_fp32_rows_fetch_four_copies_at_a_time)
         "fv_copy_async<1>(buffer0_slots + (0) * 32768 + column, in0 + fetch_row * inner + column);",
         NULL,
     };
-    assert_kernel_lines(generate_one(multiwave_families, NORM_SOFTMAX, FV_F32, 2049, 32767,
-                                     "inner_persistent"),
-                        by_four, "fv_copy_chunk");
     assert_kernel_lines(generate_one(multiwave_families, NORM_RMS_FORWARD, FV_F32, 2049, 32767,
                                      "inner_persistent"),
-                        by_four, "fv_copy_chunk");
+                        by_four, "fv_copy_elements");
+    static const char *const one_span_slot[] = {
+        ": 1 row slot of [1 rows][34816 elements] in shared memory",
+        "const int row_shift = (int)((safe_row * inner) & 3);  // the row's first element in its chunk",
+        "fv_compiler_fence();  // the last row's reads stay before this row's copies",
+        "const long long fetch_row = row;",
+        "fv_copy_async<4>(buffer0_slots + (0) * 34824 + (int)(at - span_begin), in0 + at);",
+        "fv_async_commit();",
+        "fv_async_wait<0>();  // this row's copies have landed",
+        "// reduction level 1",
+        "const int at = (b * 512 + threadIdx.x) * 4;  // the chunk's first element in the span",
+        NULL,
+    };
+    char *softmax = generate_one(multiwave_families, NORM_SOFTMAX, FV_F32, 2049, 32767,
+                                 "inner_persistent");
+    assert_kernel_lines(softmax, one_span_slot, "__syncthreads();  // ... all of them");
     static const char *const wholly[] = {
         "for (int b = 0; b < 16; ++b) {",
         "fv_copy_async<1>(buffer0_slots + (slot ^ 1) * 2048 + column, in0 + fetch_row * inner + column);",

@@ -1241,6 +1241,26 @@ START_TEST(forward_rows_held_as_float_in_one_wave)
 }
 END_TEST
 
+/* The blocks a launch takes where fewer are resident than its grid: a
+ * one-wave grid (resident) or a cooperative one is clamped, to a multiple of
+ * its grid_multiple where it has one (at least one multiple); a grid of
+ * waves by design keeps its blocks. */
+START_TEST(launch_blocks_clamp_to_the_resident)
+{
+    fv_launch_shape shape = {.grid = {792, 1, 1}, .resident = true, .grid_multiple = 8};
+    ck_assert_int_eq(fv_sched_launch_blocks(&shape, 792), 792);
+    ck_assert_int_eq(fv_sched_launch_blocks(&shape, 1000), 792);
+    ck_assert_int_eq(fv_sched_launch_blocks(&shape, 660), 656);  /* 5 of 6 blocks per SM */
+    ck_assert_int_eq(fv_sched_launch_blocks(&shape, 5), 8);
+    shape.grid_multiple = 0;
+    ck_assert_int_eq(fv_sched_launch_blocks(&shape, 660), 660);
+    shape.resident = false;
+    ck_assert_int_eq(fv_sched_launch_blocks(&shape, 660), 792);
+    shape.cooperative = true;
+    ck_assert_int_eq(fv_sched_launch_blocks(&shape, 264), 264);
+}
+END_TEST
+
 /* Forward blocks of a row each, left in shared memory on full 16-byte
  * vectors, at 3 or more blocks per SM walk two rows and end, over a grid of
  * rows / 2 blocks where that fills 4 waves or more; at 1-2 blocks per SM
@@ -1263,6 +1283,7 @@ START_TEST(forward_blocks_of_two_rows)
         ck_assert_msg(two_rows_per_block(&chosen), "%s", chosen.params.description);
         ck_assert_int_eq(chosen.launch.block[1], 1);
         ck_assert_int_eq(chosen.launch.grid[0], 8192);
+        ck_assert(!chosen.launch.resident);  /* waves by design: not clamped at launch */
         assert_fits(&chosen, "H100", 16384);
     }
     /* an odd count of rows: the last block walks one */
@@ -1291,7 +1312,22 @@ START_TEST(forward_blocks_of_two_rows)
         choose_forward(shape->kind, shape->dtype, 16384, shape->hidden, "H100", &chosen);
         ck_assert_msg(!two_rows_per_block(&chosen), "%s", chosen.params.description);
         ck_assert_int_eq(chosen.launch.grid[0], one_wave[i].grid);
+        /* clamped at launch to the blocks the compiled kernel keeps resident */
+        ck_assert(chosen.launch.resident);
+        ck_assert_int_le(chosen.launch.grid_multiple, 1);
     }
+    /* on span chunks with the row constants at the rows' shift (RMS fwd
+     * bf16 x 4095, 6 blocks per SM), a clamped grid stays a multiple of the
+     * chunk's 8 elements; softmax, a shift per row, needs no multiple */
+    choose_forward(NORM_RMS_FORWARD, FV_BF16, 16384, 4095, "H200", &chosen);
+    ck_assert_ptr_nonnull(strstr(chosen.params.description, "8-element chunks"));
+    ck_assert(chosen.launch.resident);
+    ck_assert_int_eq(chosen.launch.grid_multiple, 8);
+    ck_assert_int_eq(chosen.launch.grid[0] % 8, 0);
+    choose_forward(NORM_SOFTMAX, FV_BF16, 16384, 4095, "H200", &chosen);
+    ck_assert_ptr_nonnull(strstr(chosen.params.description, "8-element chunks"));
+    ck_assert(chosen.launch.resident);
+    ck_assert_int_le(chosen.launch.grid_multiple, 1);
     /* a single block reduction per row of one input (RMS norm) takes two rows
      * at 1-2 blocks per SM too; the same rows with two inputs (the first
      * segment of LN bwd at 2049 x 32760) keep the wave */
@@ -2062,7 +2098,7 @@ START_TEST(spilling_kernels_unroll_their_row_copies_by_four)
         {NORM_LAYER_FORWARD, FV_F32, 1048576, FV_APPROACH_AUTO, "inner_reduction"},
         {NORM_LAYER_FORWARD, FV_BF16, 1024, FV_APPROACH_AUTO, "inner_persistent"},  /* 1 copy */
         /* already 4 at a time (fetch_unrolled_wholly): the form changes nothing */
-        {NORM_SOFTMAX, FV_F32, 32767, FV_APPROACH_AUTO, "inner_persistent"},
+        {NORM_LAYER_FORWARD, FV_F32, 32767, FV_APPROACH_AUTO, "inner_persistent"},
         {NORM_RMS_FORWARD, FV_F32, 32766, FV_APPROACH_AUTO, "inner_persistent"},
         {NORM_LAYER_BACKWARD, FV_F32, 32760, FV_APPROACH_AUTO, "inner_persistent"},
     };
@@ -2329,6 +2365,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, odd_fp32_forward_rows_copy_spans_where_they_pay);
     tcase_add_test(tcase, forward_rows_refill_one_slot_for_the_cache);
     tcase_add_test(tcase, spilling_kernels_unroll_their_row_copies_by_four);
+    tcase_add_test(tcase, launch_blocks_clamp_to_the_resident);
     tcase_add_test(tcase, seed_003_tma_inner_persistent);
     tcase_add_test(tcase, irregular_sizes);
     suite_add_tcase(suite, tcase);

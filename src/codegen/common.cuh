@@ -168,19 +168,16 @@ __device__ __forceinline__ void fv_copy_async_if(T *shared, const T *__restrict_
     }
 }
 
-// Copies the N-element chunk at `global` (aligned to N elements) to
-// `shared` with fv_copy_async when all of it lies in the tensor (`left`:
-// elements from `global` to the tensor's end), else the elements that do,
-// one by one, synchronously.
-template <int N, typename T>
-__device__ __forceinline__ void fv_copy_chunk(T *shared, const T *__restrict__ global, long long left)
+// Copies `count` elements from `global` to `shared` one by one,
+// synchronously: the part of a 16-byte chunk that lies in the tensor, at its
+// end.  Kept rolled: it sits after unrolled copy loops, and the kernel's code
+// must stay in the instruction cache.
+template <typename T>
+__device__ __forceinline__ void fv_copy_elements(T *shared, const T *__restrict__ global, int count)
 {
-    if (left >= N) {
-        fv_copy_async<N>(shared, global);
-    } else {
-        for (int i = 0; i < (int)left; ++i)
-            shared[i] = global[i];
-    }
+#pragma unroll 1
+    for (int i = 0; i < count; ++i)
+        shared[i] = global[i];
 }
 
 // Keeps the compiler from moving memory accesses across this point (no
@@ -334,16 +331,17 @@ __device__ __forceinline__ void fv_store_exact(T *__restrict__ p, const R (&in)[
 // (EXTRA_SPAN_LANES): lane `lane` of a chunk is the row's element `first +
 // lane`, which may lie before the row (first < 0) or past its end.  Such lanes
 // are never accumulated or stored.
-__device__ __forceinline__ bool fv_in_row(long long column, long long length)
+template <typename I>
+__device__ __forceinline__ bool fv_in_row(I column, I length)
 {
     return column >= 0 && column < length;
 }
 
 // Loads as floats, one element at a time, the lanes of p[0..N) that lie in a
 // row of `length` elements, p[0] being its element `first`; other lanes are 0.
-template <int N, typename T>
-__device__ __forceinline__ void fv_load_lanes(const T *__restrict__ p, long long first,
-                                              long long length, float (&out)[N])
+template <int N, typename T, typename I>
+__device__ __forceinline__ void fv_load_lanes(const T *__restrict__ p, I first, I length,
+                                              float (&out)[N])
 {
 #pragma unroll
     for (int lane = 0; lane < N; ++lane)
@@ -354,9 +352,9 @@ __device__ __forceinline__ void fv_load_lanes(const T *__restrict__ p, long long
 // aligned to its N elements (p = the tensor + a multiple of N): a chunk wholly
 // in the row as one vector, a chunk at the row's ends lane by lane (lanes
 // outside the row are 0 and not read).
-template <int N, typename T>
-__device__ __forceinline__ void fv_load_chunk(const T *__restrict__ p, long long first,
-                                              long long length, float (&out)[N])
+template <int N, typename T, typename I>
+__device__ __forceinline__ void fv_load_chunk(const T *__restrict__ p, I first, I length,
+                                              float (&out)[N])
 {
     if (first >= 0 && first + N <= length)
         fv_load<N>(p, out);
@@ -365,9 +363,9 @@ __device__ __forceinline__ void fv_load_chunk(const T *__restrict__ p, long long
 }
 
 // fv_load_lanes for double-precision and integer tensors.
-template <int N, typename T, typename R>
-__device__ __forceinline__ void fv_load_lanes_exact(const T *__restrict__ p, long long first,
-                                                    long long length, R (&out)[N])
+template <int N, typename T, typename R, typename I>
+__device__ __forceinline__ void fv_load_lanes_exact(const T *__restrict__ p, I first, I length,
+                                                    R (&out)[N])
 {
 #pragma unroll
     for (int lane = 0; lane < N; ++lane)
@@ -381,9 +379,9 @@ __device__ __forceinline__ void fv_load_lanes_exact(const T *__restrict__ p, lon
 // The vector stores are explicit instructions: with a plain vector store in
 // one branch and the lane stores in the other, the compiler merged the two
 // into 2-byte stores (RMS fwd bf16 16384 x 1987 ran at 23% of copy so).
-template <int N, typename T>
-__device__ __forceinline__ void fv_store_lanes(T *__restrict__ p, long long first,
-                                               long long length, const float (&in)[N])
+template <int N, typename T, typename I>
+__device__ __forceinline__ void fv_store_lanes(T *__restrict__ p, I first, I length,
+                                               const float (&in)[N])
 {
     if (first >= 0 && first + N <= length) {
         if constexpr (sizeof(T) * N % 16 == 0) {
@@ -407,9 +405,9 @@ __device__ __forceinline__ void fv_store_lanes(T *__restrict__ p, long long firs
 }
 
 // fv_store_lanes for double-precision and integer tensors.
-template <int N, typename T, typename R>
-__device__ __forceinline__ void fv_store_lanes_exact(T *__restrict__ p, long long first,
-                                                     long long length, const R (&in)[N])
+template <int N, typename T, typename R, typename I>
+__device__ __forceinline__ void fv_store_lanes_exact(T *__restrict__ p, I first, I length,
+                                                     const R (&in)[N])
 {
 #pragma unroll
     for (int lane = 0; lane < N; ++lane)

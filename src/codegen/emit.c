@@ -58,6 +58,7 @@ fv_status fv_codegen_begin(fv_emitter *emitter, const fv_segment_view *view, int
     memset(emitter, 0, sizeof *emitter);
     emitter->view = view;
     emitter->vector = vector > 0 ? vector : 1;
+    emitter->row_length = "inner";
     emitter->declared = calloc((size_t)view->fusion->value_count + 1, sizeof(bool));
     FV_CHECK_ALLOC(emitter->declared);
     return FV_OK;
@@ -483,11 +484,12 @@ static void emit_load(fv_emitter *emitter, int32_t value, fv_emit_index where)
         bool chunk = emitter->load_span_chunks && float_storage(v->dtype) &&
                      fv_codegen_spans_outer(emitter->view, value);
         fv_codegen_line(emitter, "%s v%d[%d];", type, (int)value, emitter->vector);
-        fv_codegen_line(emitter, "%s<%d>(in%d + %s, %s, inner, v%d);",
+        fv_codegen_line(emitter, "%s<%d>(in%d + %s, %s, %s, v%d);",
                         chunk                     ? "fv_load_chunk"
                         : float_storage(v->dtype) ? "fv_load_lanes"
                                                   : "fv_load_lanes_exact",
-                        emitter->vector, position, offset, where.inner, (int)value);
+                        emitter->vector, position, offset, where.inner, emitter->row_length,
+                        (int)value);
     } else if (fv_codegen_spans_inner(emitter->view, value)) {
         fv_codegen_line(emitter, "%s v%d[%d];", type, (int)value, emitter->vector);
         bool keep = emitter->keep_row_constants_in_l1 && float_storage(v->dtype) &&
@@ -592,9 +594,10 @@ void fv_codegen_store(fv_emitter *emitter, int position, int32_t value, fv_emit_
     bool around = emitter->store_rows_around_l1 && row_output;
     bool streaming = emitter->store_rows_streaming && row_output;
     if (fv_codegen_spans_inner(emitter->view, value) && emitter->span_lanes)
-        fv_codegen_line(emitter, "%s<%d>(out%d + %s, %s, inner, v%d);",
+        fv_codegen_line(emitter, "%s<%d>(out%d + %s, %s, %s, v%d);",
                         float_storage(v->dtype) ? "fv_store_lanes" : "fv_store_lanes_exact",
-                        emitter->vector, position, offset, where.inner, (int)source);
+                        emitter->vector, position, offset, where.inner, emitter->row_length,
+                        (int)source);
     else if (fv_codegen_spans_inner(emitter->view, value))
         fv_codegen_line(emitter, "%s<%d>(out%d + %s, v%d);",
                         around      ? "fv_store_around_l1"

@@ -68,6 +68,10 @@ typedef struct fv_emitter {
      * aligned to its vector there, so a chunk wholly in the row is one vector
      * load (fv_load_chunk); the row constants stay lane by lane. */
     bool load_span_chunks;
+    /* The row's length as the lane tests of span_lanes read it: "inner"
+     * (long long), or an int copy where the kernel's columns are ints (the
+     * persistent emitter's `row_length`: a row it holds fits a block). */
+    const char *row_length;
 } fv_emitter;
 
 /* Index expressions of the element a thread is at. */

@@ -414,6 +414,9 @@ enum {
     EXTRA_FETCH_UNROLLED_PARTLY, /* multi-wave and forward: 1 if the row copy loop is unrolled
                                     4 at a time however it is emitted (set by
                                     persistent_relieve_registers on a kernel that spilled) */
+    EXTRA_ONE_WAVE,       /* 1 if the grid is one wave of the blocks per SM the plan
+                             estimated (every grid but two_round_blocks' waves): the launch
+                             clamps it to what the compiled kernel keeps resident */
     EXTRA_COUNT
 };
 _Static_assert(EXTRA_COUNT <= (int)(sizeof ((fv_schedule_params *)0)->extra / sizeof(int)),
@@ -997,7 +1000,8 @@ static void placement_text(const buffered_inputs *buffers, const candidate *c, c
     const char *one_slot =
         slot_refilled(c->slots, c->in_shared, c->row_floats, c->cluster, stats_in_slot)
             ? "row buffers in shared memory, 1 row slot (refilled with the next row once read)"
-            : "row buffers in shared memory, 1 row slot";
+        : c->spans ? "row buffers in shared memory, 1 row slot (copied as the aligned 16-byte chunks that hold it)"
+                   : "row buffers in shared memory, 1 row slot";
     const char *where = buffers->count == 0 ? "no row buffers"
                         : c->in_shared == all_buffers(buffers) ? (c->slots > 1 ? slots_text : one_slot)
                         : c->in_shared == 0 ? "row buffers in registers"
@@ -1176,7 +1180,16 @@ static bool spans_fp32_rows(const buffered_inputs *buffers, int64_t inner)
  * element's offset in the slot; a block barrier after each row's copies
  * land lets every thread read the chunks others copied.  One row per block
  * in two or more row slots, every buffer in shared memory and of one
- * element size, no partials in shared memory.  Multi-wave kernels keep
+ * element size, no partials in shared memory.  Forward fp32 rows without
+ * row constants (softmax) take spans in one row slot too, where they
+ * compute on the chunks (compute_on_span_chunks: each thread reads only
+ * the chunks it copied, so no barrier is needed): softmax fwd fp32 4096 x
+ * 32767 / 50257, rows two slots do not hold, ran 77.6 / 85.4% faster so on
+ * an H200 (41.9 / 43.8 -> 74.3 / 81.2% of copy) than with 4-byte copies and
+ * one element at a time (bench/results/h200-2026-11-29.md, session 36).
+ * Layer and RMS norm, whose row constants would then be read lane by lane,
+ * went -24..+16% so, and 16-bit softmax x 65535 in one slot -5.3% against
+ * the multipass kernel it takes otherwise: both keep their forms.  Multi-wave kernels keep
  * their blocks per SM (or keep their copies).  The chunks assume input
  * base pointers aligned to 16 bytes, as 16-byte vectors do (allocations).  Measured on an H200
  * (bench/results/h200-2026-11-23.md, "Rows of an odd length"), forward at
@@ -1187,7 +1200,7 @@ static bool spans_fp32_rows(const buffered_inputs *buffers, int64_t inner)
 static void copy_row_spans(const buffered_inputs *buffers, const fv_device *device, int vector,
                            int64_t inner, int outer_reductions, candidate *c)
 {
-    if (buffers->count == 0 || c->cluster != 1 || c->block_y != 1 || c->slots < 2 ||
+    if (buffers->count == 0 || c->cluster != 1 || c->block_y != 1 ||
         c->in_shared != all_buffers(buffers) || c->partials_in_shared != 0)
         return;
     for (int i = 0; i < buffers->count; i++)
@@ -1196,6 +1209,8 @@ static void copy_row_spans(const buffered_inputs *buffers, const fv_device *devi
     size_t copy_bytes = (size_t)vector * buffers->element_bytes[0];
     bool fp32_forward = copy_bytes == 4 && vector == 1 && outer_reductions == 0 &&
                         spans_fp32_rows(buffers, inner);
+    if (c->slots < 2 && !(fp32_forward && buffers->cached_count == 0))
+        return;
     if (copy_bytes >= 4 && !fp32_forward)
         return;
     candidate spanned = *c;
@@ -1861,6 +1876,8 @@ static void set_params(const search_problem *p, const candidate *best, int parti
     params->extra[EXTRA_HELD_VALUES] = best->held_values > 0;
     params->extra[EXTRA_ROW_SPANS] = best->spans;
     params->extra[EXTRA_PARTIAL_CLUSTER] = partial_cluster > 1 ? partial_cluster : 0;
+    params->extra[EXTRA_ONE_WAVE] =
+        best->grid <= (int64_t)best->blocks_per_sm * p->device->sm_count;
     if (best->span_batch > 0) {
         params->vector = span_chunk_elements(p->buffers);
         params->serial = best->span_batch;
@@ -2612,13 +2629,16 @@ static bool span_lanes(const fv_schedule_params *params)
 /* True if a kernel on span chunks puts its row constants at the rows' shift,
  * the same for every row of the block (constants_at_row_shift); else each
  * row has its own. */
-static bool shift_per_block(const persistent_emit *p)
+static bool shift_per_block_of(const fv_schedule_params *params, const buffered_inputs *buffers)
 {
-    const fv_schedule_params *params = p->params;
     return span_lanes(params) &&
            constants_at_row_shift(params->extra[EXTRA_CACHED] != 0,
-                                  params->extra[EXTRA_WEIGHT_FLOATS] != 0,
-                                  p->buffers.cached_count);
+                                  params->extra[EXTRA_WEIGHT_FLOATS] != 0, buffers->cached_count);
+}
+
+static bool shift_per_block(const persistent_emit *p)
+{
+    return shift_per_block_of(p->params, &p->buffers);
 }
 
 /* How the kernel indexes its shared row buffers and cache: by the column,
@@ -2643,6 +2663,18 @@ static const char *row_groups(const fv_schedule_params *params)
     return clustered(params) ? "cluster_count" : "gridDim.x";
 }
 
+/* True if the kernel's columns along the row are ints, compared with
+ * `row_length` (set in emit_sections). */
+static bool int_columns(const fv_emitter *e)
+{
+    return strcmp(e->row_length, "inner") != 0;
+}
+
+static const char *column_type(const fv_emitter *e)
+{
+    return int_columns(e) ? "int" : "long long";
+}
+
 /* The loop over a thread's batch of slices of the row (in clusters, of the
  * block's slice of the row), after `pragma` (its unrolling). */
 static void open_batch_loop_after(fv_emitter *e, const fv_schedule_params *params,
@@ -2659,8 +2691,9 @@ static void open_batch_loop_after(fv_emitter *e, const fv_schedule_params *param
     } else if (span_lanes(params)) {
         fv_codegen_line(e, "const int at = (b * %d + threadIdx.x) * %d;  // the chunk's first element in the span",
                         params->block_x, params->vector);
-        fv_codegen_line(e, "const long long column = at - row_shift;  // its column, negative before the row");
-        fv_codegen_line(e, "if (%scolumn < inner) {", guard);
+        fv_codegen_line(e, "const %s column = at - row_shift;  // its column, negative before the row",
+                        column_type(e));
+        fv_codegen_line(e, "if (%scolumn < %s) {", guard, e->row_length);
     } else {
         fv_codegen_line(e, "const long long column = ((long long)b * %d + threadIdx.x) * %d;",
                         params->block_x, params->vector);
@@ -2932,8 +2965,12 @@ static void emit_row_fetch(persistent_emit *p, const char *slot)
 
 /* The copies of row `fetch_row` into `slot` as row spans (copy_row_spans):
  * the row's threads take the 16-byte chunks from the aligned one holding
- * the row's first element to the one holding its last, in turn; a chunk
- * that runs past the tensor's end is copied element by element. */
+ * the row's first element to the one holding its last, in turn.  The
+ * tensor's last chunk, where it runs past the tensor's end, is left out of
+ * the (unrolled) loop and copied element by element after it by the thread
+ * whose turn it is: one rolled copy per fetch rather than one per step
+ * keeps the kernel's code small (softmax bf16 4096 x 50257 compiled to 180
+ * KB of code with one per step, and stalled on instruction fetch). */
 static void emit_span_fetch(persistent_emit *p, const char *slot)
 {
     const fv_schedule_params *params = p->params;
@@ -2942,6 +2979,9 @@ static void emit_span_fetch(persistent_emit *p, const char *slot)
     fv_codegen_line(e, "if (fetch_row < outer) {");
     e->indent += 4;
     fv_codegen_line(e, "const long long row_begin = fetch_row * inner;  // of the row's first element");
+    int chunk_elements = (int)(16 / p->buffers.element_bytes[0]);  /* one size (copy_row_spans) */
+    fv_codegen_line(e, "const long long whole_end = outer * inner & ~%dLL;  // the tensor's whole chunks end here",
+                    chunk_elements - 1);
     for (int i = 0; i < p->buffers.count; i++) {
         if (!buffer_in_shared(params, i))
             continue;  /* copy_row_spans puts them all there */
@@ -2951,15 +2991,20 @@ static void emit_span_fetch(persistent_emit *p, const char *slot)
         fv_codegen_line(e, "{");
         e->indent += 4;
         fv_codegen_line(e, "const long long span_begin = row_begin & ~%dLL;", chunk - 1);
+        fv_codegen_line(e, "const long long span_end = row_begin + inner < whole_end ? row_begin + inner : whole_end;");
         fv_codegen_line(e, "%s", fetch_unroll_pragma(p, false));
         fv_codegen_line(e, "for (int step = 0; step < %d; ++step) {", steps);
         fv_codegen_line(e, "    const long long at = span_begin + (long long)(step * %d + (int)threadIdx.x) * %d;",
                         params->block_x, chunk);
-        fv_codegen_line(e, "    if (at < row_begin + inner)");
-        fv_codegen_line(e, "        fv_copy_chunk<%d>(buffer%d_slots + (%s) * %d + (int)(at - span_begin), in%d + at, outer * inner - at);",
+        fv_codegen_line(e, "    if (at < span_end)");
+        fv_codegen_line(e, "        fv_copy_async<%d>(buffer%d_slots + (%s) * %d + (int)(at - span_begin), in%d + at);",
                         chunk, (int)v, slot, slot_length(p, i),
                         fv_codegen_input_position(fusion, v));
         fv_codegen_line(e, "}");
+        fv_codegen_line(e, "if (row_begin + inner > whole_end && (int)((whole_end - span_begin) / %d %% %d) == (int)threadIdx.x)",
+                        chunk, params->block_x);
+        fv_codegen_line(e, "    fv_copy_elements(buffer%d_slots + (%s) * %d + (int)(whole_end - span_begin), in%d + whole_end, (int)(row_begin + inner - whole_end));",
+                        (int)v, slot, slot_length(p, i), fv_codegen_input_position(fusion, v));
         e->indent -= 4;
         fv_codegen_line(e, "}");
     }
@@ -3058,9 +3103,9 @@ static fv_status emit_weight_floats(persistent_emit *p, int32_t value)
     }
     open_batch_loop(e, params, "");
     if (span_lanes(params))
-        fv_codegen_line(e, "fv_load_lanes<%d>(in%d + column, column, inner, weight%d[b]);",
+        fv_codegen_line(e, "fv_load_lanes<%d>(in%d + column, column, %s, weight%d[b]);",
                         params->vector, fv_codegen_input_position(p->view->fusion, value),
-                        (int)value);
+                        e->row_length, (int)value);
     else
         fv_codegen_line(e, "fv_load<%d>(in%d + column, weight%d[b]);", params->vector,
                         fv_codegen_input_position(p->view->fusion, value), (int)value);
@@ -3106,6 +3151,8 @@ static fv_status emit_before_rows(persistent_emit *p)
     int slots = row_slots(params);
     size_t offset = 0;
     bool any_shared = false;
+    if (int_columns(e))
+        fv_codegen_line(e, "const int row_length = (int)inner;  // a row fits a block: its columns are ints");
     if (shift_per_block(p)) {
         fv_codegen_line(e, "// Rows computed on the %d-element chunks of their aligned span: every row of this",
                         params->vector);
@@ -3151,8 +3198,8 @@ static fv_status emit_before_rows(persistent_emit *p)
         if (span_lanes(params)) {
             fv_codegen_line(e, "for (int at = threadIdx.x; at < %d; at += %d) {  // at the rows' shift",
                             capacity, params->block_x);
-            fv_codegen_line(e, "    const long long column = at - row_shift;");
-            fv_codegen_line(e, "    if (fv_in_row(column, inner))");
+            fv_codegen_line(e, "    const %s column = at - row_shift;", column_type(e));
+            fv_codegen_line(e, "    if (fv_in_row(column, %s))", e->row_length);
             fv_codegen_line(e, "        cached%d[at] = in%d[column];", (int)v,
                             fv_codegen_input_position(fusion, v));
             fv_codegen_line(e, "}");
@@ -3250,6 +3297,9 @@ static void emit_slot_pointer(persistent_emit *p, const char *name, int32_t valu
     if (slots >= 2 && in_chunk)
         fv_codegen_line(&p->e, "const %s *const %s%d = %s%d_slots + slot * %d + (int)((safe_row * inner) & %d);  // the row's first element in its chunk",
                         type, name, (int)value, name, (int)value, slot_elements, chunk - 1);
+    else if (in_chunk)
+        fv_codegen_line(&p->e, "const %s *const %s%d = %s%d_slots + (int)((safe_row * inner) & %d);  // the row's first element in its chunk",
+                        type, name, (int)value, name, (int)value, chunk - 1);
     else if (slots >= 2)
         fv_codegen_line(&p->e, "const %s *const %s%d = %s%d_slots + slot * %d;", type, name,
                         (int)value, name, (int)value, slot_elements);
@@ -3326,6 +3376,26 @@ static void emit_row_start(persistent_emit *p)
 }
 
 
+/* One row slot of row spans: this row's copies into it once the last row
+ * is read, then the wait for them.  On span chunks each thread reads only
+ * the chunks it copied itself (the copy and compute loops index chunks
+ * alike), so only the compiler's order matters; element by element, block
+ * barriers before the copies (every thread past the last row) and after
+ * them (threads read chunks others copied). */
+static void emit_one_span_slot(persistent_emit *p)
+{
+    fv_emitter *e = &p->e;
+    bool own_chunks = span_lanes(p->params);
+    if (own_chunks)
+        fv_codegen_line(e, "fv_compiler_fence();  // the last row's reads stay before this row's copies");
+    else
+        fv_codegen_line(e, "__syncthreads();  // every thread is past the last row, whose slot this row takes");
+    emit_fetch(p, "row", "0");
+    fv_codegen_line(e, "fv_async_wait<0>();  // this row's copies have landed");
+    if (!own_chunks)
+        fv_codegen_line(e, "__syncthreads();  // ... all of them: threads read chunks others copied");
+}
+
 /* Waits for this row's copies (unless the row start did, for the row
  * statistics; with row spans always, then a block barrier and the copies
  * of the row slots - 1 ahead), then loads the buffers kept in registers
@@ -3338,7 +3408,9 @@ static void emit_load_row(persistent_emit *p)
     unsigned in_shared = (unsigned)params->extra[EXTRA_IN_SHARED];
     unsigned in_registers = all_buffers(&p->buffers) & ~in_shared;
     unsigned floats = (unsigned)params->extra[EXTRA_ROW_FLOATS];
-    if (row_spans(params)) {
+    if (row_spans(params) && row_slots(params) == 1) {
+        emit_one_span_slot(p);
+    } else if (row_spans(params)) {
         /* The block barrier also means that every thread is past the last
          * row, whose slot the copies of the row slots - 1 ahead take. */
         int slots = row_slots(params);
@@ -3662,8 +3734,8 @@ static bool splits_end_chunks(const fv_segment_view *view, const fv_schedule_par
  * close them. */
 static void open_whole_chunk_branch(fv_emitter *e, const fv_schedule_params *params)
 {
-    fv_codegen_line(e, "if (column >= 0 && column + %d <= inner) {  // a chunk wholly in the row",
-                    params->vector);
+    fv_codegen_line(e, "if (column >= 0 && column + %d <= %s) {  // a chunk wholly in the row",
+                    params->vector, e->row_length);
     e->indent += 4;
 }
 
@@ -3689,7 +3761,7 @@ static void fold_lanes(fv_emitter *e, const fv_schedule_params *params, bool mas
     fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", params->vector);
     e->indent += 4;
     if (masked)
-        fv_codegen_line(e, "if (fv_in_row(column + lane, inner))");
+        fv_codegen_line(e, "if (fv_in_row(column + lane, %s))", e->row_length);
     e->indent += masked ? 4 : 0;
     fv_family_combine(e, reduction, target, input);
     e->indent -= masked ? 8 : 4;
@@ -3944,7 +4016,7 @@ static void square_lanes(fv_emitter *e, const fv_schedule_params *params, bool m
     fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane) {", params->vector);
     fv_codegen_line(e, "    const float deviation = %s - mean%d;", input, r);
     if (masked)
-        fv_codegen_line(e, "    if (fv_in_row(column + lane, inner))");
+        fv_codegen_line(e, "    if (fv_in_row(column + lane, %s))", e->row_length);
     fv_codegen_line(e, "    %ssquares%d[%d] += deviation * deviation;", masked ? "    " : "",
                     level, square);
     fv_codegen_line(e, "}");
@@ -4533,6 +4605,8 @@ static fv_status emit_sections(persistent_emit *p)
     p->e.keep_row_constants_in_l1 = keeps_row_constants_in_l1(p);
     p->e.store_rows_around_l1 = stores_rows_around_l1(p);
     p->e.span_lanes = span_lanes(p->params);
+    if (p->e.span_lanes)
+        p->e.row_length = "row_length";
     p->split_end_chunks = splits_end_chunks(p->view, p->params);
     p->grouped = grouped_step(p);
     if (p->params->extra[EXTRA_HELD_VALUES] != 0 && !warp_specialized(p->kind))
@@ -4783,6 +4857,17 @@ static fv_status persistent_launch(const fv_segment_view *view, const fv_schedul
         groups = params->extra[EXTRA_GRID] / cluster;
     shape->grid[0] = (int)((groups < 1 ? 1 : groups) * cluster);
     shape->cluster = cluster > 1 ? (int)cluster : 0;
+    /* A one-wave grid the compiled kernel cannot keep resident (more
+     * registers than estimated) would run its last blocks as a second wave:
+     * RMS fwd bf16 16384 x 4095, 792 blocks for 6 per SM, compiled to 5 per
+     * SM and ran 29% slower so on an H200.  Its rows are grid-strided, so
+     * fewer blocks stay correct; on span chunks with the row constants at
+     * the rows' shift, in multiples of the chunk (span_chunk_grid). */
+    shape->resident = params->extra[EXTRA_ONE_WAVE] != 0;
+    buffered_inputs buffers;
+    find_buffered(view, &buffers);
+    if (shift_per_block_of(params, &buffers))
+        shape->grid_multiple = params->vector;
     shape->grid[1] = shape->grid[2] = 1;
     shape->block[0] = launch_block_x(params, kind);
     shape->block[1] = launch_threads(params, kind) / shape->block[0];

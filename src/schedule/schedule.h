@@ -70,9 +70,19 @@ typedef struct fv_launch_shape {
                                  clusters) resident at once, as a cooperative one is:
                                  its rows are grid-strided, and blocks past those would
                                  only run as a second wave */
+    int grid_multiple;        /* with `resident`: a clamped grid stays a multiple of this
+                                 (0 or 1: any number of blocks) */
     int cluster;              /* blocks per thread-block cluster along x (grid[0] a multiple
                                  of it); 0: no clusters */
 } fv_launch_shape;
+
+/* The blocks along x to launch `shape` with where `resident` blocks (whole
+ * clusters) of its kernel fit on the device at once: its grid if it is
+ * neither cooperative nor `resident`, or if it fits; else `resident`,
+ * rounded down to a multiple of its grid_multiple (one multiple where
+ * fewer are resident: a forward grid that must be a multiple runs a second
+ * wave rather than compute wrongly).  Cannot fail. */
+int fv_sched_launch_blocks(const fv_launch_shape *shape, int resident);
 
 /* Parameters a family chose for one case.  The fields a family does not use
  * stay 0; `description` says what was chosen and why. */
@@ -82,7 +92,7 @@ typedef struct fv_schedule_params {
     int rows_per_block;
     int grid_limit;      /* at most this many blocks on the grid-strided axis */
     int serial;          /* elements per thread in the serial (persistent) loop */
-    int extra[24];       /* family-specific */
+    int extra[32];       /* family-specific */
     /* A forced approach whose heuristic judged its parameters not good
      * (nvFuser would not take it): its kernel may spill, and the plan then
      * sets it aside as it does any spilling kernel. */

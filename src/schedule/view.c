@@ -254,6 +254,15 @@ bool fv_sched_after_reduction(const fv_segment_view *view, int32_t id)
     return view->after_reduction[id];
 }
 
+int fv_sched_launch_blocks(const fv_launch_shape *shape, int resident)
+{
+    int grid = shape->grid[0];
+    if ((!shape->cooperative && !shape->resident) || grid <= resident)
+        return grid;
+    int multiple = shape->grid_multiple > 1 ? shape->grid_multiple : 1;
+    return resident >= multiple ? resident / multiple * multiple : multiple;
+}
+
 void fv_sched_canonical_extents(const fv_segment_view *view, const fv_case *c, int64_t *outer,
                                 int64_t *inner)
 {

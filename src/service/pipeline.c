@@ -389,8 +389,9 @@ static fv_status resident_blocks(launch_sequence *s, int32_t k, unsigned *reside
 
 /* A cooperative kernel's blocks must all be resident at once, and a
  * kernel marked `resident` should be: clamp its grid to what the compiled
- * kernel's occupancy allows (its rows are grid-strided, so fewer blocks
- * stay correct; a clustered grid stays a whole number of clusters). */
+ * kernel's occupancy allows (fv_sched_launch_blocks; its rows are
+ * grid-strided, so fewer blocks stay correct; a clustered grid stays a
+ * whole number of clusters). */
 static fv_status fit_grids(launch_sequence *s)
 {
     for (int32_t k = 0; k < s->plan->kernel_count; k++) {
@@ -400,8 +401,7 @@ static fv_status fit_grids(launch_sequence *s)
             continue;
         unsigned resident = 0;
         FV_TRY(resident_blocks(s, k, &resident));
-        if (s->grid_x[k] > resident)
-            s->grid_x[k] = resident;
+        s->grid_x[k] = (unsigned)fv_sched_launch_blocks(shape, (int)resident);
     }
     return FV_OK;
 }
