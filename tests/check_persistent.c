@@ -1433,8 +1433,10 @@ static bool keeps_exp(const choice *chosen)
  * bytes) wherever that leaves 12 or more warps per SM, though it costs
  * blocks, in blocks of twice the threads where the chosen ones have no
  * room (16-bit 20480: 512 threads instead of 256 at 2 blocks per SM, whose
- * exp would leave 8 warps), and on span chunks as chunk arrays; fp32 on
- * 16-byte vectors, 32768 at 512 threads and norms without an exp do not. */
+ * exp would leave 8 warps), up to the launch bounds' whole share (16-bit
+ * 32768: 512 threads, estimated at 128 registers), and on span chunks as
+ * chunk arrays; fp32 on 16-byte vectors, 36864 at 512 threads (batch 9) and
+ * norms without an exp do not. */
 START_TEST(softmax_keeps_exp_where_rows_are_issue_bound)
 {
     static const struct {
@@ -1447,6 +1449,7 @@ START_TEST(softmax_keeps_exp_where_rows_are_issue_bound)
         {{NORM_SOFTMAX, FV_BF16, 12288}, 3}, /* 12 warps per SM */
         {{NORM_SOFTMAX, FV_F16, 16384}, 2}, /* 256 threads */
         {{NORM_SOFTMAX, FV_BF16, 20480}, 1}, /* 512 threads */
+        {{NORM_SOFTMAX, FV_F16, 32768}, 1},  /* 512 threads, ~128 registers */
         {{NORM_SOFTMAX, FV_F32, 1987}, 5},   /* 1-element vectors */
         {{NORM_SOFTMAX, FV_BF16, 4095}, 4},  /* 5 x 8-element chunks (hold_on_span_chunks) */
         {{NORM_SOFTMAX, FV_F32, 8191}, 2},   /* 256 threads, 9 x 4-element chunks */
@@ -1464,7 +1467,7 @@ START_TEST(softmax_keeps_exp_where_rows_are_issue_bound)
     }
     static const forward_shape not_kept[] = {
         {NORM_SOFTMAX, FV_F32, 4096},    /* memory-bound */
-        {NORM_SOFTMAX, FV_F16, 32768},  /* no room at 512 threads */
+        {NORM_SOFTMAX, FV_F16, 36864},  /* no room at 512 threads */
         {NORM_SOFTMAX, FV_BF16, 12287},  /* 13 chunks per thread: over HELD_CHUNK_STEPS */
         {NORM_LAYER_FORWARD, FV_BF16, 4096},
         {NORM_RMS_FORWARD, FV_BF16, 2048},
