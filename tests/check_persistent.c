@@ -1241,6 +1241,60 @@ START_TEST(forward_rows_held_as_float_in_one_wave)
 }
 END_TEST
 
+/* A forward kernel holding its exp, compiled to more registers than fit the
+ * blocks per SM its plan sized the grid for, is emitted again bounded to
+ * them on a device of fast memory per SM (softmax fwd bf16 16384 x 12288 on
+ * the H200: 128 threads, 3 blocks planned, 192 registers fit 2); not where
+ * the compiled registers fit, not on the H100, and not in a kernel that
+ * holds no values (RMS fwd bf16 x 4095).  The replaced kernel can be put
+ * back. */
+START_TEST(held_kernels_are_bounded_to_their_planned_blocks)
+{
+    planned_kernel planned;
+    plan_norm_on(NORM_SOFTMAX, FV_BF16, 16384, 12288, FV_APPROACH_AUTO, "H200", &planned);
+    fv_kernel_plan *kernel = &planned.plan.kernels[0];
+    ck_assert_ptr_nonnull(strstr(kernel->source, "__launch_bounds__(128, 1)"));
+    fv_kernel_plan previous;
+    bool bounded = true;
+    kernel->compiled_registers = 160;  /* 3 blocks of 128 fit */
+    FV_ASSERT_OK(fv_plan_hold_occupancy(kernel, &planned.device, &previous, &bounded));
+    ck_assert(!bounded);
+    kernel->compiled_registers = 192;
+    FV_ASSERT_OK(fv_plan_hold_occupancy(kernel, &planned.device, &previous, &bounded));
+    ck_assert(bounded);
+    ck_assert_ptr_nonnull(strstr(kernel->source, "__launch_bounds__(128, 3)"));
+    ck_assert_str_eq(kernel->relief_note,
+                     "bounded to the 3 blocks per SM planned (__launch_bounds__): unbounded it "
+                     "took 192 registers, which fit 2");
+    char hash[sizeof kernel->hash];
+    memcpy(hash, kernel->hash, sizeof hash);
+    fv_plan_restore_kernel(kernel, &previous);
+    ck_assert_ptr_nonnull(strstr(kernel->source, "__launch_bounds__(128, 1)"));
+    ck_assert_str_eq(kernel->relief_note, "");
+    ck_assert_str_ne(kernel->hash, hash);
+    planned_free(&planned);
+
+    static const struct {
+        norm_kind kind;
+        int64_t hidden;
+        const char *device;
+        int registers;
+    } kept[] = {
+        {NORM_SOFTMAX, 12288, "H100", 192},       /* slower memory per SM */
+        {NORM_RMS_FORWARD, 4095, "H200", 95},     /* no held values */
+    };
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+        plan_norm_on(kept[i].kind, FV_BF16, 16384, kept[i].hidden, FV_APPROACH_AUTO,
+                     kept[i].device, &planned);
+        kernel = &planned.plan.kernels[0];
+        kernel->compiled_registers = kept[i].registers;
+        FV_ASSERT_OK(fv_plan_hold_occupancy(kernel, &planned.device, &previous, &bounded));
+        ck_assert_msg(!bounded, "%s", kernel->params.description);
+        planned_free(&planned);
+    }
+}
+END_TEST
+
 /* The blocks a launch takes where fewer are resident than its grid: a
  * one-wave grid (resident) or a cooperative one is clamped, to a multiple of
  * its grid_multiple where it has one (at least one multiple); a grid of
@@ -2369,6 +2423,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, forward_rows_refill_one_slot_for_the_cache);
     tcase_add_test(tcase, spilling_kernels_unroll_their_row_copies_by_four);
     tcase_add_test(tcase, launch_blocks_clamp_to_the_resident);
+    tcase_add_test(tcase, held_kernels_are_bounded_to_their_planned_blocks);
     tcase_add_test(tcase, seed_003_tma_inner_persistent);
     tcase_add_test(tcase, irregular_sizes);
     suite_add_tcase(suite, tcase);

@@ -2,7 +2,8 @@
 # test_cli_show.sh: the show command end to end, without a GPU: a case's
 # inputs, IR, segments and CUDA as planned; with --arch, the plan a run
 # would launch after compiling it (tests/relief/: a kernel that spills
-# emitted again in a lighter form, or its family set aside), with each
+# emitted again in a lighter form, or its family set aside; a kernel compiled
+# to more registers than its planned blocks leave, bounded to them), with each
 # kernel's registers and spills; long rows in clusters (tests/long_rows/);
 # bad input named with exit status 2.
 #   test_cli_show.sh FUSERVALIDATE SOURCE_DIR BINARY_DIR
@@ -46,6 +47,23 @@ grep -q "^kernel fv_segment0_inner_multipass" <<< "$out" ||
   fail "show rms --arch: not set aside for inner_multipass"
 [ "$(grep -c '^  compiled for sm_90a: [0-9]* registers, 0 spill bytes' <<< "$out")" -eq 1 ] ||
   fail "show rms --arch: expected one compiled kernel without spills"
+
+# Softmax bf16 16384 x 12288 holds its exp; NVRTC compiles it to more registers
+# than the 3 blocks of 128 threads per SM planned leave (192 under CUDA 13.0), so
+# on the H200 it is compiled again bounded to them, and keeps the bound without
+# spilling; the H100 (slower memory per SM) keeps ptxas's count.
+held=softmax_fwd/bf16/16384x12288/s0
+out="$("$tool" show "$held" cases/ --device H200 --arch sm_90a --segments)" ||
+  fail "show held failed: $out"
+grep -q "^kernel fv_segment0_inner_persistent: bounded to the 3 blocks per SM planned" <<< "$out" ||
+  fail "show held: not bounded to its planned blocks (unbounded it took 192 registers" \
+       "under CUDA 13.0's NVRTC; another may fit 3 blocks)"
+registers=$(sed -n 's/^  compiled for sm_90a: \([0-9]*\) registers, 0 spill bytes.*/\1/p' <<< "$out")
+[ -n "$registers" ] && [ "$registers" -le 168 ] ||
+  fail "show held: bounded, it takes '$registers' registers (at most 168 fit 3 blocks)"
+out="$("$tool" show "$held" cases/ --device H100 --arch sm_90a --segments)" ||
+  fail "show held on the H100 failed: $out"
+grep -q "bounded to" <<< "$out" && fail "show held: bounded on the H100"
 
 # Rows a row per SM would outgrow the L2 with (tests/long_rows): a cluster of 4
 # blocks shares each row on an H200, not on a B200 (126 MiB of L2); softmax's

@@ -414,6 +414,7 @@ enum {
     EXTRA_FETCH_UNROLLED_PARTLY, /* multi-wave and forward: 1 if the row copy loop is unrolled
                                     4 at a time however it is emitted (set by
                                     persistent_relieve_registers on a kernel that spilled) */
+    EXTRA_PLANNED_BLOCKS, /* the blocks per SM the plan sized the grid for (persistent_hold_occupancy) */
     EXTRA_ONE_WAVE,       /* 1 if the grid is one wave of the blocks per SM the plan
                              estimated (every grid but two_round_blocks' waves): the launch
                              clamps it to what the compiled kernel keeps resident */
@@ -1882,6 +1883,7 @@ static void set_params(const search_problem *p, const candidate *best, int parti
     params->extra[EXTRA_HELD_VALUES] = best->held_values > 0;
     params->extra[EXTRA_ROW_SPANS] = best->spans;
     params->extra[EXTRA_PARTIAL_CLUSTER] = partial_cluster > 1 ? partial_cluster : 0;
+    params->extra[EXTRA_PLANNED_BLOCKS] = best->blocks_per_sm;
     params->extra[EXTRA_ONE_WAVE] =
         best->grid <= (int64_t)best->blocks_per_sm * p->device->sm_count;
     if (best->span_batch > 0) {
@@ -4949,6 +4951,42 @@ static bool persistent_relieve_registers(const fv_segment_view *view, fv_schedul
     return true;
 }
 
+/* fv_scheduler.hold_occupancy of the forward family: a kernel holding its
+ * recomputed values in registers (hold_recomputed_values, whose estimate
+ * falls short) that NVRTC compiled to more registers than fit the blocks
+ * per SM the plan sized its grid for is bounded to them
+ * (__launch_bounds__(threads, blocks): ptxas then holds its registers to
+ * their share), on devices of fast memory per SM, where the multi-wave
+ * kernels are bounded too (bounded_blocks_per_sm; the H100 ran those slower
+ * bounded, and these are untimed there).  H200, N = 16384 (bench/results/
+ * h200-2026-11-29.md, session 36): softmax fwd 16-bit x 12288, 192
+ * registers unbounded (2 blocks of 128 threads per SM where 3 were
+ * planned), 168 bounded: +26.2 / +27.1% (bf16 66.6 -> 84.5% of copy); x
+ * 8192, 142 -> 127 registers (3 -> 4 blocks): +6.7 / +9.6%.  RMS fwd 16-bit
+ * x 4095, which holds no values (95 -> 54 registers, 5 -> 6 blocks), ran
+ * 4.3 / 4.8% slower bounded and stays as ptxas compiles it. */
+static bool persistent_hold_occupancy(const fv_segment_view *view, fv_schedule_params *params,
+                                      const fv_device *device, int registers, char *what,
+                                      size_t what_size)
+{
+    (void)view;
+    int planned = params->extra[EXTRA_PLANNED_BLOCKS];
+    int threads = params->block_x * params->block_y;
+    if (!fast_memory_per_sm(device) || params->extra[EXTRA_HELD_VALUES] == 0 ||
+        planned <= params->extra[EXTRA_MIN_BLOCKS] ||
+        registers <= 0 || threads <= 0)
+        return false;
+    int allocated = (registers + 7) / 8 * 8;  /* per thread, in a warp's units of 256 */
+    int fit = device->registers_per_sm / (allocated * threads);
+    if (fit >= planned)
+        return false;
+    params->extra[EXTRA_MIN_BLOCKS] = planned;
+    snprintf(what, what_size,
+             "bounded to the %d blocks per SM planned (__launch_bounds__): unbounded it took "
+             "%d registers, which fit %d", planned, registers, fit);
+    return true;
+}
+
 const fv_scheduler fv_sched_inner_persistent = {
     .name = "inner_persistent",
     .approach = FV_APPROACH_MULTIWAVE,
@@ -4957,6 +4995,7 @@ const fv_scheduler fv_sched_inner_persistent = {
     .emit = inner_persistent_emit,
     .launch = inner_persistent_launch,
     .relieve_registers = persistent_relieve_registers,
+    .hold_occupancy = persistent_hold_occupancy,
 };
 
 const fv_scheduler fv_sched_inner_outer_persistent = {

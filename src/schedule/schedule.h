@@ -134,6 +134,17 @@ typedef struct fv_scheduler {
      * aside. */
     bool (*relieve_registers)(const fv_segment_view *view, fv_schedule_params *params,
                               char *what, size_t what_size);
+    /* Optional (NULL: none): for a kernel compiled to `registers` per thread,
+     * which keep fewer of its blocks on an SM of `device` than its parameters
+     * planned, the same kernel bounded to the planned blocks
+     * (__launch_bounds__), so that ptxas holds its registers to them.
+     * Changes `params`, says what in `what` and returns true; false (params
+     * unchanged) where the kernel keeps its planned blocks or the family
+     * bounds no such kernel.  The plan keeps the bounded form only if it
+     * compiles without spilling (fv_plan_hold_occupancy). */
+    bool (*hold_occupancy)(const fv_segment_view *view, fv_schedule_params *params,
+                           const fv_device *device, int registers, char *what,
+                           size_t what_size);
 } fv_scheduler;
 
 /* The families in priority order, NULL-terminated. */

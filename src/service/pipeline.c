@@ -917,6 +917,7 @@ static fv_status compile_plan(fv_pipeline *p, fv_case_plan *plan, fv_result *res
     for (int32_t k = 0; k < plan->kernel_count; k++) {
         fv_rt_kernel_resources resources = {0};
         FV_TRY(prepare_kernel(p, &plan->kernels[k], result, &kernels[k], &resources));
+        plan->kernels[k].compiled_registers = resources.registers;
         if (kernel_sink != NULL)
             kernel_sink(sink_context, &plan->kernels[k], &resources, p->arch, k,
                         plan->kernel_count);
@@ -982,6 +983,66 @@ static fv_status relieve_spills(fv_pipeline *p, fv_case_plan *plan, fv_result *r
     return FV_OK;
 }
 
+enum { HELD_KERNELS = 8 }; /* kernels per plan hold_occupancy considers */
+
+/* Puts back the unbounded form of each kernel that `bounded` marks (keeps
+ * the bounded forms if `keep`). */
+static void settle_bounds(fv_case_plan *plan, fv_kernel_plan *previous, const bool *bounded,
+                          bool keep)
+{
+    for (int32_t k = 0; k < plan->kernel_count && k < HELD_KERNELS; k++) {
+        if (!bounded[k])
+            continue;
+        if (keep)
+            fv_plan_forget_kernel(&previous[k]);
+        else
+            fv_plan_restore_kernel(&plan->kernels[k], &previous[k]);
+    }
+}
+
+/* Bounds to their planned blocks per SM the kernels whose compiled
+ * registers keep fewer (fv_plan_hold_occupancy) and compiles the plan
+ * again; if a bounded kernel then spills, every kernel goes back to its
+ * unbounded form and the plan is compiled once more (from the kernel
+ * cache, which NVRTC errors of the bounded forms take too).  On failure
+ * *stage says what failed, as for plan_and_compile: emitting a kernel
+ * again ("schedule") frees the plan and the kernels. */
+static fv_status hold_occupancy(fv_pipeline *p, fv_case_plan *plan, fv_result *result,
+                                int **kernels, const char **stage,
+                                fv_pipeline_kernel_sink kernel_sink, void *sink_context)
+{
+    fv_kernel_plan previous[HELD_KERNELS];
+    bool bounded[HELD_KERNELS] = {false};
+    bool any = false;
+    fv_status status = FV_OK;
+    *stage = "schedule";
+    for (int32_t k = 0; k < plan->kernel_count && k < HELD_KERNELS && status == FV_OK; k++) {
+        status = fv_plan_hold_occupancy(&plan->kernels[k], &p->device, &previous[k], &bounded[k]);
+        any = any || bounded[k];
+    }
+    if (status != FV_OK) {
+        settle_bounds(plan, previous, bounded, false);
+        free(*kernels);
+        *kernels = NULL;
+        fv_plan_free(plan);
+        return status;
+    }
+    if (!any)
+        return FV_OK;
+    *stage = "compile";
+    fv_kernel_plan *spilled;
+    int spill_bytes;
+    status = compile_plan(p, plan, result, *kernels, kernel_sink, sink_context, &spilled,
+                          &spill_bytes);
+    bool keep = status == FV_OK && spilled == NULL;
+    settle_bounds(plan, previous, bounded, keep);
+    if (keep)
+        return FV_OK;
+    /* the unbounded forms compiled before, and come from the kernel cache */
+    return compile_plan(p, plan, result, *kernels, kernel_sink, sink_context, &spilled,
+                        &spill_bytes);
+}
+
 /* Plans the case and compiles its kernels into *plan and *kernels (loaded
  * kernel indices, -1 without a GPU): a spilling kernel is emitted again in a
  * form with fewer registers live while its family offers one, then its
@@ -1027,7 +1088,9 @@ static fv_status plan_and_compile(fv_pipeline *p, const fv_case *c, fv_result *r
         bool every_form;
         FV_TRY(relieve_spills(p, plan, result, kernels, stage, kernel_sink, sink_context,
                               &spilled, &spill_bytes, &every_form));
-        if (spilled == NULL || excluded_count == 7)
+        if (spilled == NULL)
+            return hold_occupancy(p, plan, result, kernels, stage, kernel_sink, sink_context);
+        if (excluded_count == 7)
             return FV_OK;
         size_t used = strlen(reason);
         snprintf(reason + used, sizeof reason - used, "%s%s not used: its kernel spills %d bytes%s%s",

@@ -214,6 +214,45 @@ fv_status fv_plan_relieve_registers(fv_kernel_plan *kernel, int spill_bytes, boo
     return FV_OK;
 }
 
+fv_status fv_plan_hold_occupancy(fv_kernel_plan *kernel, const fv_device *device,
+                                 fv_kernel_plan *previous, bool *bounded)
+{
+    *bounded = false;
+    const fv_scheduler *scheduler = kernel->segment->scheduler;
+    fv_schedule_params params = kernel->params;
+    char what[160] = "";
+    if (scheduler->hold_occupancy == NULL ||
+        !scheduler->hold_occupancy(&kernel->segment->view, &params, device,
+                                   kernel->compiled_registers, what, sizeof what))
+        return FV_OK;
+    char *source;
+    FV_TRY(emit_source(kernel, &params, &source));
+    if (strcmp(source, kernel->source) == 0) {  /* the bound changes nothing */
+        free(source);
+        return FV_OK;
+    }
+    *previous = *kernel;
+    snprintf(kernel->relief_note, sizeof kernel->relief_note, "%s", what);
+    kernel->source = source;
+    fv_sha256_hex_of(source, strlen(source), kernel->hash);
+    kernel->params = params;
+    *bounded = true;
+    return FV_OK;
+}
+
+void fv_plan_restore_kernel(fv_kernel_plan *kernel, fv_kernel_plan *previous)
+{
+    free(kernel->source);
+    *kernel = *previous;
+    previous->source = NULL;
+}
+
+void fv_plan_forget_kernel(fv_kernel_plan *previous)
+{
+    free(previous->source);
+    previous->source = NULL;
+}
+
 void fv_plan_free(fv_case_plan *plan)
 {
     for (int32_t i = 0; i < plan->kernel_count; i++)

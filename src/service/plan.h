@@ -15,7 +15,9 @@ typedef struct fv_kernel_plan {
     char *source;                  /* CUDA C */
     char hash[65];                 /* SHA-256 of the source */
     char relief_note[192];         /* "emitted again after spilling N bytes: ..." once the
-                                      kernel was (fv_plan_relieve_registers), or "" */
+                                      kernel was (fv_plan_relieve_registers), or "bounded to
+                                      ..." once it was (fv_plan_hold_occupancy), or "" */
+    int compiled_registers;        /* per thread, as NVRTC compiled the source (0 before) */
 } fv_kernel_plan;
 
 typedef struct fv_case_plan {
@@ -56,6 +58,24 @@ bool fv_plan_uses_approach(const fv_case_plan *plan, fv_case_approach approach);
  * none or the form emits the same source.  On failure (out of memory, an
  * emitter error) the kernel is unchanged. */
 fv_status fv_plan_relieve_registers(fv_kernel_plan *kernel, int spill_bytes, bool *relieved);
+
+/* For a kernel whose compiled_registers keep fewer of its blocks on an SM
+ * of `device` than its parameters planned: the same kernel bounded to them
+ * (fv_scheduler.hold_occupancy), emitted in place of the kernel with a
+ * relief_note "bounded to ..."; *previous then holds the kernel as it was
+ * (its source owned by *previous: fv_plan_restore_kernel puts it back,
+ * fv_plan_forget_kernel frees it) and *bounded is true.  *bounded false and
+ * the kernel unchanged when the family bounds no such kernel or the form
+ * emits the same source.  On failure (out of memory, an emitter error) the
+ * kernel is unchanged. */
+fv_status fv_plan_hold_occupancy(fv_kernel_plan *kernel, const fv_device *device,
+                                 fv_kernel_plan *previous, bool *bounded);
+
+/* Puts back the kernel fv_plan_hold_occupancy replaced (freeing the
+ * bounded source); fv_plan_forget_kernel frees the replaced one's source
+ * instead, keeping the bounded kernel. */
+void fv_plan_restore_kernel(fv_kernel_plan *kernel, fv_kernel_plan *previous);
+void fv_plan_forget_kernel(fv_kernel_plan *previous);
 
 void fv_plan_free(fv_case_plan *plan);
 
