@@ -189,6 +189,28 @@ bool fv_plan_uses_approach(const fv_case_plan *plan, fv_case_approach approach)
     return false;
 }
 
+/* Emits `kernel` again with `params`: where the source differs, puts it in
+ * place with its hash, `params` and `note` (the relief_note) and hands the
+ * replaced source to the caller in *replaced; else *replaced is NULL and
+ * the kernel unchanged. */
+static fv_status emit_in_place(fv_kernel_plan *kernel, const fv_schedule_params *params,
+                               const char *note, char **replaced)
+{
+    *replaced = NULL;
+    char *source;
+    FV_TRY(emit_source(kernel, params, &source));
+    if (strcmp(source, kernel->source) == 0) {  /* the form changes nothing */
+        free(source);
+        return FV_OK;
+    }
+    *replaced = kernel->source;
+    snprintf(kernel->relief_note, sizeof kernel->relief_note, "%s", note);
+    kernel->source = source;
+    fv_sha256_hex_of(source, strlen(source), kernel->hash);
+    kernel->params = *params;
+    return FV_OK;
+}
+
 fv_status fv_plan_relieve_registers(fv_kernel_plan *kernel, int spill_bytes, bool *relieved)
 {
     *relieved = false;
@@ -198,19 +220,11 @@ fv_status fv_plan_relieve_registers(fv_kernel_plan *kernel, int spill_bytes, boo
     if (scheduler->relieve_registers == NULL ||
         !scheduler->relieve_registers(&kernel->segment->view, &params, what, sizeof what))
         return FV_OK;
-    char *source;
-    FV_TRY(emit_source(kernel, &params, &source));
-    if (strcmp(source, kernel->source) == 0) {  /* the form changes nothing */
-        free(source);
-        return FV_OK;
-    }
-    snprintf(kernel->relief_note, sizeof kernel->relief_note,
-             "emitted again after spilling %d bytes: %s", spill_bytes, what);
-    free(kernel->source);
-    kernel->source = source;
-    fv_sha256_hex_of(source, strlen(source), kernel->hash);
-    kernel->params = params;
-    *relieved = true;
+    char note[sizeof kernel->relief_note], *replaced;
+    snprintf(note, sizeof note, "emitted again after spilling %d bytes: %s", spill_bytes, what);
+    FV_TRY(emit_in_place(kernel, &params, note, &replaced));
+    *relieved = replaced != NULL;
+    free(replaced);
     return FV_OK;
 }
 
@@ -225,17 +239,12 @@ fv_status fv_plan_hold_occupancy(fv_kernel_plan *kernel, const fv_device *device
         !scheduler->hold_occupancy(&kernel->segment->view, &params, device,
                                    kernel->compiled_registers, what, sizeof what))
         return FV_OK;
-    char *source;
-    FV_TRY(emit_source(kernel, &params, &source));
-    if (strcmp(source, kernel->source) == 0) {  /* the bound changes nothing */
-        free(source);
+    fv_kernel_plan before = *kernel;
+    char *replaced;
+    FV_TRY(emit_in_place(kernel, &params, what, &replaced));
+    if (replaced == NULL)
         return FV_OK;
-    }
-    *previous = *kernel;
-    snprintf(kernel->relief_note, sizeof kernel->relief_note, "%s", what);
-    kernel->source = source;
-    fv_sha256_hex_of(source, strlen(source), kernel->hash);
-    kernel->params = params;
+    *previous = before;  /* its source, the replaced one, now the caller's */
     *bounded = true;
     return FV_OK;
 }
