@@ -1295,6 +1295,35 @@ START_TEST(held_kernels_are_bounded_to_their_planned_blocks)
 }
 END_TEST
 
+/* fp32 softmax rows that one slot holds are copied as spans only to be
+ * computed on their chunks: 4096 x 50257 on the H200 (25 chunks of 4 per
+ * thread); at 55297 the chunks no longer fit shared memory and the rows
+ * keep their 4-byte copies, element by element.  Layer norm (row
+ * constants) keeps them at 32767. */
+START_TEST(one_slot_spans_only_on_chunks)
+{
+    choice chosen;
+    choose_forward(NORM_SOFTMAX, FV_F32, 4096, 50257, "H200", &chosen);
+    ck_assert_msg(strstr(chosen.params.description,
+                         "batch 25 of 4-element chunks of the row's aligned span") != NULL &&
+                      strstr(chosen.params.description,
+                             "1 row slot (copied as the aligned 16-byte chunks that hold it)") !=
+                          NULL,
+                  "%s", chosen.params.description);
+    static const forward_shape element_by_element[] = {
+        {NORM_SOFTMAX, FV_F32, 55297},
+        {NORM_LAYER_FORWARD, FV_F32, 32767},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        choose_forward(element_by_element[i].kind, FV_F32, 4096, element_by_element[i].hidden,
+                       "H200", &chosen);
+        ck_assert_msg(strstr(chosen.params.description, "of 1-element vectors") != NULL &&
+                          strstr(chosen.params.description, "aligned") == NULL,
+                      "%s", chosen.params.description);
+    }
+}
+END_TEST
+
 /* The blocks a launch takes where fewer are resident than its grid: a
  * one-wave grid (resident) or a cooperative one is clamped, to a multiple of
  * its grid_multiple where it has one (at least one multiple); a grid of
@@ -2423,6 +2452,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, forward_rows_refill_one_slot_for_the_cache);
     tcase_add_test(tcase, spilling_kernels_unroll_their_row_copies_by_four);
     tcase_add_test(tcase, launch_blocks_clamp_to_the_resident);
+    tcase_add_test(tcase, one_slot_spans_only_on_chunks);
     tcase_add_test(tcase, held_kernels_are_bounded_to_their_planned_blocks);
     tcase_add_test(tcase, seed_003_tma_inner_persistent);
     tcase_add_test(tcase, irregular_sizes);

@@ -818,7 +818,10 @@ static void hold_floats(const buffered_inputs *buffers, const fv_device *device,
     int row_margin = sixteen_bit_rows(buffers, vector) ? HALF_ROW_FLOATS_REGISTER_MARGIN
                                                        : FLOATS_REGISTER_MARGIN;
     for (int i = 0; i < buffers->count; i++) {
-        if (!((c->in_shared >> i) & 1) || !floats_fit(c, per_thread, row_margin))
+        /* one slot of row spans is not refilled (slot_refilled): its copies
+         * come with the row (emit_one_span_slot) */
+        if (!((c->in_shared >> i) & 1) || (c->spans && c->slots == 1) ||
+            !floats_fit(c, per_thread, row_margin))
             continue;
         c->row_floats |= 1u << i;
         c->registers += per_thread;
@@ -1793,13 +1796,13 @@ static bool fit_block_to_chunks(int64_t chunks, candidate *c)
  * -21.2..+2.0% (softmax -20 / -21%), LN 32767 (constants lane by lane)
  * -1.7 / +0.3%.  fp32 rows (4-element chunks) where spans_fp32_rows copies
  * them as spans. */
-static void compute_on_span_chunks(const search_problem *p, candidate *c)
+static bool take_span_chunks(const search_problem *p, candidate *c)
 {
     if (!c->spans || p->outer_reductions > 0 || c->block_y != 1 || c->cluster != 1)
-        return;
+        return false;
     if (p->buffers->cached_count > 0 &&
         !constants_at_row_shift(c->cached, c->weight_floats, p->buffers->cached_count))
-        return;  /* they would be read from device memory lane by lane */
+        return false;  /* they would be read from device memory lane by lane */
     int chunk = span_chunk_elements(p->buffers);
     int64_t chunks = (p->inner + 2 * chunk - 2) / chunk;
     candidate lanes = *c;
@@ -1807,7 +1810,7 @@ static void compute_on_span_chunks(const search_problem *p, candidate *c)
     int steps = lanes.span_batch * c->block_x;  /* a chunk each */
     if (!chunks_fill_steps(chunks, steps) &&
         !(p->buffers->cached_count > 0 && fit_block_to_chunks(chunks, &lanes)))
-        return;  /* under 3/4 of the thread steps would hold a chunk */
+        return false;  /* under 3/4 of the thread steps would hold a chunk */
     steps = lanes.span_batch * lanes.block_x;
     lanes.row_capacity = steps * chunk;
     int grown = lanes.span_batch * chunk - c->batch * p->vector;
@@ -1818,12 +1821,28 @@ static void compute_on_span_chunks(const search_problem *p, candidate *c)
     if (lanes.shared_bytes > shared_budget(p->device) ||
         lanes.registers > MAX_REGISTERS - FLOATS_REGISTER_MARGIN ||
         lanes.registers > launch_bounds_registers(p->device, lanes.threads))
-        return;
+        return false;
     occupancy(p->device, &lanes);
     if (lanes.blocks_per_sm == 0)
-        return;
+        return false;
     hold_on_span_chunks(p, &lanes);
     *c = lanes;
+    return true;
+}
+
+/* take_span_chunks where it applies.  One row slot of spans is taken for
+ * the chunks only (copy_row_spans): where they do not follow (softmax fp32
+ * 4096 x 55297-56321 on an H200, whose chunks no longer fit shared memory),
+ * the rows go back to their 4-byte copies, since the form that reads spans
+ * element by element in one slot (two block barriers a row) was never
+ * measured and spilled 8-16 bytes on sm_90a there. */
+static void compute_on_span_chunks(const search_problem *p, candidate *c)
+{
+    if (take_span_chunks(p, c) || !c->spans || c->slots != 1)
+        return;
+    c->spans = false;
+    c->shared_bytes = (int)placement_bytes(p->buffers, c);
+    occupancy(p->device, c);
 }
 
 /* The grid of a kernel computing on span chunks (compute_on_span_chunks)

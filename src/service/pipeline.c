@@ -1020,12 +1020,17 @@ static fv_status hold_occupancy(fv_pipeline *p, fv_case_plan *plan, fv_result *r
         status = fv_plan_hold_occupancy(&plan->kernels[k], &p->device, &previous[k], &bounded[k]);
         any = any || bounded[k];
     }
-    if (status != FV_OK) {
+    if (status != FV_OK) {  /* as relieve_one: the form was offered, so a bug */
+        char message[512];
+        snprintf(message, sizeof message, "%s", fv_error_message());
         settle_bounds(plan, previous, bounded, false);
         free(*kernels);
         *kernels = NULL;
         fv_plan_free(plan);
-        return status;
+        if (status == FV_ERR_NOMEM)
+            return status;
+        FV_FAIL(FV_ERR_INTERNAL, "a kernel emitted again bounded to its planned blocks: %s",
+                message);
     }
     if (!any)
         return FV_OK;

@@ -240,8 +240,10 @@ fv_status fv_plan_hold_occupancy(fv_kernel_plan *kernel, const fv_device *device
                                    kernel->compiled_registers, what, sizeof what))
         return FV_OK;
     fv_kernel_plan before = *kernel;
-    char *replaced;
-    FV_TRY(emit_in_place(kernel, &params, what, &replaced));
+    char note[sizeof kernel->relief_note], *replaced;
+    snprintf(note, sizeof note, "%s%s%s", kernel->relief_note, kernel->relief_note[0] ? "; " : "",
+             what);
+    FV_TRY(emit_in_place(kernel, &params, note, &replaced));
     if (replaced == NULL)
         return FV_OK;
     *previous = before;  /* its source, the replaced one, now the caller's */

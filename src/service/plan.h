@@ -14,8 +14,8 @@ typedef struct fv_kernel_plan {
     char name[64];                 /* kernel name: "fv_segment0_inner_reduction" */
     char *source;                  /* CUDA C */
     char hash[65];                 /* SHA-256 of the source */
-    char relief_note[192];         /* "emitted again after spilling N bytes: ..." once the
-                                      kernel was (fv_plan_relieve_registers), or "bounded to
+    char relief_note[256];         /* "emitted again after spilling N bytes: ..." once the
+                                      kernel was (fv_plan_relieve_registers), then "bounded to
                                       ..." once it was (fv_plan_hold_occupancy), or "" */
     int compiled_registers;        /* per thread, as NVRTC compiled the source (0 before) */
 } fv_kernel_plan;
@@ -61,8 +61,8 @@ fv_status fv_plan_relieve_registers(fv_kernel_plan *kernel, int spill_bytes, boo
 
 /* For a kernel whose compiled_registers keep fewer of its blocks on an SM
  * of `device` than its parameters planned: the same kernel bounded to them
- * (fv_scheduler.hold_occupancy), emitted in place of the kernel with a
- * relief_note "bounded to ..."; *previous then holds the kernel as it was
+ * (fv_scheduler.hold_occupancy), emitted in place of the kernel with
+ * "bounded to ..." added to its relief_note; *previous then holds the kernel as it was
  * (its source owned by *previous: fv_plan_restore_kernel puts it back,
  * fv_plan_forget_kernel frees it) and *bounded is true.  *bounded false and
  * the kernel unchanged when the family bounds no such kernel or the form
