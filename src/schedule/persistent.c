@@ -414,10 +414,10 @@ enum {
     EXTRA_FETCH_UNROLLED_PARTLY, /* multi-wave and forward: 1 if the row copy loop is unrolled
                                     4 at a time however it is emitted (set by
                                     persistent_relieve_registers on a kernel that spilled) */
-    EXTRA_PLANNED_BLOCKS, /* the blocks per SM the plan sized the grid for (persistent_hold_occupancy) */
-    EXTRA_ONE_WAVE,       /* 1 if the grid is one wave of the blocks per SM the plan
-                             estimated (every grid but two_round_blocks' waves): the launch
-                             clamps it to what the compiled kernel keeps resident */
+    EXTRA_PLANNED_BLOCKS, /* the blocks per SM the plan sized the grid for: a grid of one
+                             wave of them (every grid but two_round_blocks' waves) is clamped
+                             at launch to what the compiled kernel keeps resident
+                             (persistent_launch); persistent_hold_occupancy */
     EXTRA_COUNT
 };
 _Static_assert(EXTRA_COUNT <= (int)(sizeof ((fv_schedule_params *)0)->extra / sizeof(int)),
@@ -694,11 +694,17 @@ static void set_spare(const fv_device *device, candidate *c)
 
 /* Blocks per SM a candidate allows: registers (allocated per warp in units
  * of 256), shared memory and threads. */
+/* Blocks of `threads` threads (a multiple of 32) that `registers` per
+ * thread let an SM hold: a warp's registers are allocated 256 at a time. */
+static int blocks_by_registers(const fv_device *device, int registers, int threads)
+{
+    int registers_per_warp = ((registers * 32 + 255) / 256) * 256;
+    return device->registers_per_sm / (registers_per_warp * (threads / 32));
+}
+
 static void occupancy(const fv_device *device, candidate *c)
 {
-    int warps = c->threads / 32;
-    int registers_per_warp = ((c->registers * 32 + 255) / 256) * 256;
-    int by_registers = device->registers_per_sm / (registers_per_warp * warps);
+    int by_registers = blocks_by_registers(device, c->registers, c->threads);
     int by_shared = blocks_by_shared(device, c->shared_bytes);
     int by_threads = device->max_threads_per_sm / c->threads;
     c->blocks_per_sm = by_registers;
@@ -1122,20 +1128,6 @@ static bool issue_bound_rows(const buffered_inputs *buffers, int vector, bool sp
     return buffers->count > 0;
 }
 
-/* Forward kernels whose epilogue would compute again `recomputed` values
- * that call a math function (recomputed_values: softmax's exp(x - max))
- * keep them as float in registers from the last reduction pass, so that
- * the epilogue neither reads the row from shared memory again nor calls
- * the function: on issue-bound rows (issue_bound_rows), where the registers
- * leave at least HELD_VALUE_MIN_WARPS warps per SM.  Measured on an H200
- * (bench/results/h200-2026-11-23.md, "Softmax: exp kept for the
- * epilogue"), softmax fwd at N = 16384: 16-bit H = 768-16384 +12..+27%,
- * fp32 rows of an odd length (1-element vectors) 1023 / 1987 +14 / +27%
- * (4095, 32 elements per thread: -3%), 16-bit ones copied as spans
- * (copy_row_spans) 1023 / 1987 +42 / +6% over the spans alone (4095: -23%);
- * at 8 warps per SM (16-bit 20480 / 24576, 256 threads) -4..-12%; fp32
- * on 16-byte vectors, memory-bound, -6.5..+3.0%; 16-bit rows of an odd
- * length (2-byte synchronous copies) -0.5..-29%. */
 /* Makes *c hold `recomputed` values of `elements` floats each per thread,
  * where the registers allow and leave HELD_VALUE_MIN_WARPS warps per SM;
  * else leaves it as it is.  The estimate may reach the launch bounds' whole
@@ -1159,6 +1151,20 @@ static void hold_where_registers_allow(const fv_device *device, int recomputed, 
         *c = held;
 }
 
+/* Forward kernels whose epilogue would compute again `recomputed` values
+ * that call a math function (recomputed_values: softmax's exp(x - max))
+ * keep them as float in registers from the last reduction pass, so that
+ * the epilogue neither reads the row from shared memory again nor calls
+ * the function: on issue-bound rows (issue_bound_rows), where the registers
+ * leave at least HELD_VALUE_MIN_WARPS warps per SM.  Measured on an H200
+ * (bench/results/h200-2026-11-23.md, "Softmax: exp kept for the
+ * epilogue"), softmax fwd at N = 16384: 16-bit H = 768-16384 +12..+27%,
+ * fp32 rows of an odd length (1-element vectors) 1023 / 1987 +14 / +27%
+ * (4095, 32 elements per thread: -3%), 16-bit ones copied as spans
+ * (copy_row_spans) 1023 / 1987 +42 / +6% over the spans alone (4095: -23%);
+ * at 8 warps per SM (16-bit 20480 / 24576, 256 threads) -4..-12%; fp32
+ * on 16-byte vectors, memory-bound, -6.5..+3.0%; 16-bit rows of an odd
+ * length (2-byte synchronous copies) -0.5..-29%. */
 static void hold_recomputed_values(const buffered_inputs *buffers, const fv_device *device,
                                    int vector, int recomputed, candidate *c)
 {
@@ -1903,8 +1909,6 @@ static void set_params(const search_problem *p, const candidate *best, int parti
     params->extra[EXTRA_ROW_SPANS] = best->spans;
     params->extra[EXTRA_PARTIAL_CLUSTER] = partial_cluster > 1 ? partial_cluster : 0;
     params->extra[EXTRA_PLANNED_BLOCKS] = best->blocks_per_sm;
-    params->extra[EXTRA_ONE_WAVE] =
-        best->grid <= (int64_t)best->blocks_per_sm * p->device->sm_count;
     if (best->span_batch > 0) {
         params->vector = span_chunk_elements(p->buffers);
         params->serial = best->span_batch;
@@ -2690,18 +2694,6 @@ static const char *row_groups(const fv_schedule_params *params)
     return clustered(params) ? "cluster_count" : "gridDim.x";
 }
 
-/* True if the kernel's columns along the row are ints, compared with
- * `row_length` (set in emit_sections). */
-static bool int_columns(const fv_emitter *e)
-{
-    return strcmp(e->row_length, "inner") != 0;
-}
-
-static const char *column_type(const fv_emitter *e)
-{
-    return int_columns(e) ? "int" : "long long";
-}
-
 /* The loop over a thread's batch of slices of the row (in clusters, of the
  * block's slice of the row), after `pragma` (its unrolling). */
 static void open_batch_loop_after(fv_emitter *e, const fv_schedule_params *params,
@@ -2718,8 +2710,7 @@ static void open_batch_loop_after(fv_emitter *e, const fv_schedule_params *param
     } else if (span_lanes(params)) {
         fv_codegen_line(e, "const int at = (b * %d + threadIdx.x) * %d;  // the chunk's first element in the span",
                         params->block_x, params->vector);
-        fv_codegen_line(e, "const %s column = at - row_shift;  // its column, negative before the row",
-                        column_type(e));
+        fv_codegen_line(e, "const int column = at - row_shift;  // its column, negative before the row");
         fv_codegen_line(e, "if (%scolumn < %s) {", guard, e->row_length);
     } else {
         fv_codegen_line(e, "const long long column = ((long long)b * %d + threadIdx.x) * %d;",
@@ -3006,9 +2997,8 @@ static void emit_span_fetch(persistent_emit *p, const char *slot)
     fv_codegen_line(e, "if (fetch_row < outer) {");
     e->indent += 4;
     fv_codegen_line(e, "const long long row_begin = fetch_row * inner;  // of the row's first element");
-    int chunk_elements = (int)(16 / p->buffers.element_bytes[0]);  /* one size (copy_row_spans) */
     fv_codegen_line(e, "const long long whole_end = outer * inner & ~%dLL;  // the tensor's whole chunks end here",
-                    chunk_elements - 1);
+                    span_chunk_elements(&p->buffers) - 1);
     for (int i = 0; i < p->buffers.count; i++) {
         if (!buffer_in_shared(params, i))
             continue;  /* copy_row_spans puts them all there */
@@ -3178,7 +3168,7 @@ static fv_status emit_before_rows(persistent_emit *p)
     int slots = row_slots(params);
     size_t offset = 0;
     bool any_shared = false;
-    if (int_columns(e))
+    if (span_lanes(params))  /* its columns are ints (emit_sections sets e->row_length) */
         fv_codegen_line(e, "const int row_length = (int)inner;  // a row fits a block: its columns are ints");
     if (shift_per_block(p)) {
         fv_codegen_line(e, "// Rows computed on the %d-element chunks of their aligned span: every row of this",
@@ -3225,7 +3215,7 @@ static fv_status emit_before_rows(persistent_emit *p)
         if (span_lanes(params)) {
             fv_codegen_line(e, "for (int at = threadIdx.x; at < %d; at += %d) {  // at the rows' shift",
                             capacity, params->block_x);
-            fv_codegen_line(e, "    const %s column = at - row_shift;", column_type(e));
+            fv_codegen_line(e, "    const int column = at - row_shift;");
             fv_codegen_line(e, "    if (fv_in_row(column, %s))", e->row_length);
             fv_codegen_line(e, "        cached%d[at] = in%d[column];", (int)v,
                             fv_codegen_input_position(fusion, v));
@@ -4870,7 +4860,8 @@ static fv_status inner_tma_emit(const fv_segment_view *view, const fv_schedule_p
  * cooperative launch for the grid sync.  The warp-specialized kinds add the
  * producer group as one more row of threads. */
 static fv_status persistent_launch(const fv_segment_view *view, const fv_schedule_params *params,
-                                   const fv_case *c, fv_launch_shape *shape, persistent_kind kind)
+                                   const fv_case *c, const fv_device *device,
+                                   fv_launch_shape *shape, persistent_kind kind)
 {
     const persistent_form *form = &forms[kind];
     int64_t outer, inner;
@@ -4890,7 +4881,8 @@ static fv_status persistent_launch(const fv_segment_view *view, const fv_schedul
      * SM and ran 29% slower so on an H200.  Its rows are grid-strided, so
      * fewer blocks stay correct; on span chunks with the row constants at
      * the rows' shift, in multiples of the chunk (span_chunk_grid). */
-    shape->resident = params->extra[EXTRA_ONE_WAVE] != 0;
+    shape->resident = params->extra[EXTRA_GRID] <=
+                      (int64_t)params->extra[EXTRA_PLANNED_BLOCKS] * device->sm_count;
     buffered_inputs buffers;
     find_buffered(view, &buffers);
     if (shift_per_block_of(params, &buffers))
@@ -4915,31 +4907,27 @@ static fv_status inner_persistent_launch(const fv_segment_view *view,
                                          const fv_schedule_params *params, const fv_case *c,
                                          const fv_device *device, fv_launch_shape *shape)
 {
-    (void)device;
-    return persistent_launch(view, params, c, shape, KIND_INNER);
+    return persistent_launch(view, params, c, device, shape, KIND_INNER);
 }
 
 static fv_status inner_outer_launch(const fv_segment_view *view, const fv_schedule_params *params,
                                     const fv_case *c, const fv_device *device,
                                     fv_launch_shape *shape)
 {
-    (void)device;
-    return persistent_launch(view, params, c, shape, KIND_MULTIWAVE);
+    return persistent_launch(view, params, c, device, shape, KIND_MULTIWAVE);
 }
 
 static fv_status ws_launch(const fv_segment_view *view, const fv_schedule_params *params,
                            const fv_case *c, const fv_device *device, fv_launch_shape *shape)
 {
-    (void)device;
-    return persistent_launch(view, params, c, shape, KIND_WS);
+    return persistent_launch(view, params, c, device, shape, KIND_WS);
 }
 
 static fv_status inner_tma_launch(const fv_segment_view *view, const fv_schedule_params *params,
                                   const fv_case *c, const fv_device *device,
                                   fv_launch_shape *shape)
 {
-    (void)device;
-    return persistent_launch(view, params, c, shape, KIND_INNER_TMA);
+    return persistent_launch(view, params, c, device, shape, KIND_INNER_TMA);
 }
 
 /* fv_scheduler.relieve_registers of the multi-wave and forward families:
@@ -4995,8 +4983,7 @@ static bool persistent_hold_occupancy(const fv_segment_view *view, fv_schedule_p
         planned <= params->extra[EXTRA_MIN_BLOCKS] ||
         registers <= 0 || threads <= 0)
         return false;
-    int allocated = (registers + 7) / 8 * 8;  /* per thread, in a warp's units of 256 */
-    int fit = device->registers_per_sm / (allocated * threads);
+    int fit = blocks_by_registers(device, registers, threads);
     if (fit >= planned)
         return false;
     params->extra[EXTRA_MIN_BLOCKS] = planned;

@@ -1003,8 +1003,9 @@ static void settle_bounds(fv_case_plan *plan, fv_kernel_plan *previous, const bo
 /* Bounds to their planned blocks per SM the kernels whose compiled
  * registers keep fewer (fv_plan_hold_occupancy) and compiles the plan
  * again; if a bounded kernel then spills, every kernel goes back to its
- * unbounded form and the plan is compiled once more (from the kernel
- * cache, which NVRTC errors of the bounded forms take too).  On failure
+ * unbounded form and the plan is compiled once more (the unbounded forms
+ * come from the loaded modules or the kernel cache where there is one;
+ * NVRTC errors of the bounded forms take this path too).  On failure
  * *stage says what failed, as for plan_and_compile: emitting a kernel
  * again ("schedule") frees the plan and the kernels. */
 static fv_status hold_occupancy(fv_pipeline *p, fv_case_plan *plan, fv_result *result,
@@ -1043,7 +1044,6 @@ static fv_status hold_occupancy(fv_pipeline *p, fv_case_plan *plan, fv_result *r
     settle_bounds(plan, previous, bounded, keep);
     if (keep)
         return FV_OK;
-    /* the unbounded forms compiled before, and come from the kernel cache */
     return compile_plan(p, plan, result, *kernels, kernel_sink, sink_context, &spilled,
                         &spill_bytes);
 }
