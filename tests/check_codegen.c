@@ -166,9 +166,15 @@ START_TEST(reductions_and_grid_reduction)
     ck_assert_ptr_nonnull(strstr(sources[0], "fv_row_welford<"));
     free_sources(sources, count);
 
+    /* a 16-bit softmax's exp on the special-function unit, fp32's expf */
     sources = generate(NORM_SOFTMAX, FV_BF16, 64, 512, &count, names);
     ck_assert_ptr_nonnull(strstr(sources[0], "fv_row_max<"));
+    ck_assert_ptr_nonnull(strstr(kernel_code(sources[1]), "fv_exp_fast("));
+    ck_assert_ptr_null(strstr(kernel_code(sources[1]), "expf("));
+    free_sources(sources, count);
+    sources = generate(NORM_SOFTMAX, FV_F32, 64, 512, &count, names);
     ck_assert_ptr_nonnull(strstr(kernel_code(sources[1]), "expf("));
+    ck_assert_ptr_null(strstr(kernel_code(sources[1]), "fv_exp_fast("));
     free_sources(sources, count);
 }
 END_TEST
@@ -765,7 +771,7 @@ START_TEST(softmax_keeps_its_exp_for_the_epilogue)
     static const char *const kept[] = {
         "// reduction level 2",
         "float held5[4][8];  // v5, kept for the epilogue",
-        "v5[lane] = expf(v4[lane]);",
+        "v5[lane] = fv_exp_fast(v4[lane]);",
         "held5[b][lane] = v5[lane];",
         "sums2[0] += v5[lane];",
         "const float (&v5)[8] = held5[b];  // v5, from the last reduction pass",
@@ -774,8 +780,8 @@ START_TEST(softmax_keeps_its_exp_for_the_epilogue)
         NULL,
     };
     assert_lines_in_order(code, kept);
-    const char *first = strstr(code, "expf(");
-    ck_assert_ptr_null(strstr(first + 1, "expf("));
+    const char *first = strstr(code, "fv_exp_fast(");
+    ck_assert_ptr_null(strstr(first + 1, "fv_exp_fast("));
     /* the epilogue reads no row buffer */
     const char *epilogue = strstr(code, "held5[b];  // v5, from");
     ck_assert_ptr_null(strstr(epilogue, "fv_load<8>(buffer0"));

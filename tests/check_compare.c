@@ -156,7 +156,7 @@ START_TEST(report_names_rule_count_and_index)
     const char *report = fv_text_str(&text);
     ck_assert_ptr_nonnull(strstr(report, "mismatched elements: 1 / 12"));
     ck_assert_ptr_nonnull(strstr(report, "at index (1, 2)"));
-    ck_assert_ptr_nonnull(strstr(report, "rule: fv-bound-v1"));
+    ck_assert_ptr_nonnull(strstr(report, "rule: fv-bound-v2"));
     ck_assert_ptr_nonnull(strstr(report, "MISMATCH"));
     ck_assert_ptr_nonnull(strstr(report, "fuservalidate run cases/negate.py --filter 'negate/fp32/3x4/s0'"));
     fv_text_free(&text);

@@ -220,6 +220,39 @@ START_TEST(norm_fusions_are_one_persistent_segment)
 }
 END_TEST
 
+/* Segments take fast_exp from the whole fusion: every segment of a softmax
+ * with a 16-bit output (also those whose own outputs are the f32 max and sum),
+ * none of an fp32 softmax or of a layer-norm forward with f32 statistics. */
+START_TEST(segments_take_fast_exp_from_the_whole_fusion)
+{
+    static const struct {
+        norm_kind kind;
+        fv_dtype dtype;
+        bool fast_exp;
+    } expected[] = {
+        {NORM_SOFTMAX, FV_BF16, true},        {NORM_SOFTMAX, FV_F16, true},
+        {NORM_SOFTMAX, FV_F32, false},        {NORM_LAYER_FORWARD, FV_BF16, false},
+        {NORM_LAYER_BACKWARD, FV_BF16, true},
+    };
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
+        fv_case *c = norm_case(expected[i].kind, expected[i].dtype, 64, 256, 0);
+        ck_assert_int_eq(fv_ir_outputs_all_half(c->fusion), expected[i].fast_exp);
+        ck_assert(!c->fusion->fast_exp);  /* set on segments only */
+        const fv_scheduler *const *family_sets[] = {fv_sched_general_families(), NULL};
+        for (int f = 0; f < 2; f++) {
+            fv_segmentation s;
+            FV_ASSERT_OK(fv_segment_fusion_with(c->fusion, family_sets[f], &s));
+            ck_assert(f == 1 || s.count > 1);
+            for (int32_t k = 0; k < s.count; k++)
+                ck_assert_msg(s.segments[k].fusion->fast_exp == expected[i].fast_exp,
+                              "case %zu, segment %d", i, (int)k);
+            fv_segmentation_free(&s);
+        }
+        fv_case_free(c);
+    }
+}
+END_TEST
+
 /* [B, S, H] layer-norm forward is scheduled as [B*S, H]. */
 START_TEST(rank3_is_canonicalized_to_two_axes)
 {
@@ -282,6 +315,7 @@ static Suite *segment_suite(void)
     tcase_add_test(tcase, segment_set_always_separates);
     tcase_add_test(tcase, norm_fusions_partition);
     tcase_add_test(tcase, norm_fusions_are_one_persistent_segment);
+    tcase_add_test(tcase, segments_take_fast_exp_from_the_whole_fusion);
     tcase_add_test(tcase, rank3_is_canonicalized_to_two_axes);
     tcase_add_test(tcase, flat_and_permuted_views);
     suite_add_tcase(suite, tcase);

@@ -1,5 +1,5 @@
 # compile_sweep.sh: sourced by test_compile_sm90a.sh and test_compile_sm100a.sh
-# (not a test itself; test_gpu_cases.sh sources it for build_nan_maximum).  compile_sweep TOOL ARCH WORK checks, without a GPU:
+# (not a test itself; test_gpu_cases.sh sources it for build_device_check).  compile_sweep TOOL ARCH WORK checks, without a GPU:
 #  1. every kernel of the default sweep (cases/) compiles through NVRTC for
 #     ARCH with no spills (a spilling kernel makes its case fail in
 #     --compile-only mode), and the archive holds one row per case;
@@ -21,19 +21,20 @@
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# build_nan_maximum ARCH OUTPUT: builds tests/nan_maximum.cu (the check of
-# the NaN-propagating maximum) with nvcc for ARCH into OUTPUT, from the
-# source directory; fails the test if it does not build, and returns 1
-# (after saying so) where there is no nvcc.
-build_nan_maximum() {
+# build_device_check NAME ARCH OUTPUT: builds tests/NAME.cu (a check of a
+# device function of src/codegen/common.cuh on a GPU: nan_maximum,
+# exp_fast_accuracy) with nvcc for ARCH into OUTPUT, from the source
+# directory; fails the test if it does not build, and returns 1 (after
+# saying so) where there is no nvcc.
+build_device_check() {
   local nvcc_path
   nvcc_path="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)"
   if [ ! -x "$nvcc_path" ]; then
-    echo "no nvcc: tests/nan_maximum.cu not built"
+    echo "no nvcc: tests/$1.cu not built"
     return 1
   fi
-  "$nvcc_path" -O3 -arch="$1" -diag-suppress 550 -I src/codegen tests/nan_maximum.cu -o "$2" ||
-    fail "tests/nan_maximum.cu does not build for $1"
+  "$nvcc_path" -O3 -arch="$2" -diag-suppress 550 -I src/codegen "tests/$1.cu" -o "$3" ||
+    fail "tests/$1.cu does not build for $2"
 }
 
 # rows_of ARCHIVE: rows of /results.

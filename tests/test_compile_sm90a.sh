@@ -7,8 +7,9 @@
 # planned for the H200, whose rules for fast memory per SM give some shapes
 # other kernels (row pairs, clusters for two row slots); and a kernel that
 # spills (tests/relief/) is emitted again with fewer registers live rather
-# than set aside; tests/nan_maximum.cu builds with nvcc.  The kernel cache is
-# shared, so only the kernels that differ are compiled again.
+# than set aside; tests/nan_maximum.cu and tests/exp_fast_accuracy.cu build
+# with nvcc.  The kernel cache is shared, so only the kernels that differ are
+# compiled again.
 #   test_compile_sm90a.sh FUSERVALIDATE SOURCE_DIR BINARY_DIR
 set -euo pipefail
 tool="$1"; source_dir="$2"; binary_dir="$3"
@@ -37,7 +38,9 @@ echo "$relief_rows" |
 echo "$relief_rows" | grep -q 'inner_persistent not used: its kernel spills [0-9]* bytes' ||
   fail "sm_90a-relief: the fallback does not say why RMS norm left its family" \
        "(wholly unrolled it spilled 44 bytes under CUDA 13.0's NVRTC; another may not spill it)"
-# tests/nan_maximum.cu (run by test_gpu_cases.sh on a GPU) builds for sm_90a,
-# so that the check of the NaN-propagating maximum does not rot without one
-build_nan_maximum sm_90a "$work/nan_maximum" || true
+# tests/nan_maximum.cu and tests/exp_fast_accuracy.cu (run by
+# test_gpu_cases.sh on a GPU) build for sm_90a, so that the checks of the
+# NaN-propagating maximum and of fv_exp_fast's error do not rot without one
+build_device_check nan_maximum sm_90a "$work/nan_maximum" || true
+build_device_check exp_fast_accuracy sm_90a "$work/exp_fast_accuracy" || true
 echo "test_compile_sm90a: ok"

@@ -2,7 +2,8 @@
 # test_gpu_cases.sh: on a machine with a GPU, every case of the small test
 # sweeps (tests/cases: edge shapes included; tests/long_rows: rows no
 # persistent budget holds) runs and passes against the fp64 references, and
-# (where nvcc is) tests/nan_maximum.cu checks the NaN-propagating maximum.
+# (where nvcc is) tests/nan_maximum.cu checks the NaN-propagating maximum and
+# tests/exp_fast_accuracy.cu fv_exp_fast's error model.
 # Without a GPU it prints SKIP and passes.  `ci/gpu-test` runs the
 # same check over the whole default sweep (cases/).
 #   test_gpu_cases.sh FUSERVALIDATE SOURCE_DIR BINARY_DIR
@@ -51,8 +52,13 @@ fi
   { echo "FAIL: the long rows did not all pass in one kernel" >&2; cat "$work/long.log" >&2; exit 1; }
 # fv_maximum / fv_minimum on floats (max.NaN / min.NaN) agree with the
 # compare-and-select form on every pair of special values
-. tests/compile_sweep.sh  # build_nan_maximum (the working directory is the source)
-if build_nan_maximum native "$work/nan_maximum"; then
+. tests/compile_sweep.sh  # build_device_check (the working directory is the source)
+if build_device_check nan_maximum native "$work/nan_maximum"; then
   "$work/nan_maximum" || { echo "FAIL: fv_maximum / fv_minimum on NaN and zeros" >&2; exit 1; }
+fi
+# fv_exp_fast (16-bit outputs' exp) within its error model for every float
+# argument in [-104, 88.5] (about 2.2e9 of them; under a second on an H200)
+if build_device_check exp_fast_accuracy native "$work/exp_fast_accuracy"; then
+  "$work/exp_fast_accuracy" || { echo "FAIL: fv_exp_fast outside its error model" >&2; exit 1; }
 fi
 echo "test_gpu_cases: ok"

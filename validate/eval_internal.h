@@ -57,6 +57,8 @@ typedef struct eval_plan {
     int pass_count;
     int32_t class_count;
     int8_t *class_bit;     /* per class: reduction-axis bit, or -1 */
+    bool fast_exp;         /* the outputs are all 16-bit: exp is bounded (and emulated)
+                              as the kernels' fv_exp_fast */
 } eval_plan;
 
 /* Analyses a bound case: live ops, axis classes, the stream dimension,

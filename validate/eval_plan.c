@@ -310,6 +310,7 @@ fv_status eval_plan_build(const fv_case *c, const fv_eval_options *options, eval
     memset(plan, 0, sizeof *plan);
     plan->c = c;
     plan->fusion = c->fusion;
+    plan->fast_exp = fv_ir_outputs_all_half(c->fusion);
     plan->mode = options->mode;
     plan->sum_order = options->sum_order;
     plan->sum_block = options->sum_block > 0 ? options->sum_block : 32;

@@ -22,10 +22,10 @@
 #include "ir/case.h"
 
 /* Part of every reference-store key: bump when the values or bounds change. */
-#define FV_EVALUATOR_VERSION 1
+#define FV_EVALUATOR_VERSION 2
 
 /* Name and parameters of the bound rule, recorded with every comparison. */
-#define FV_BOUND_POLICY_NAME "fv-bound-v1"
+#define FV_BOUND_POLICY_NAME "fv-bound-v2"
 
 typedef enum fv_eval_mode {
     FV_EVAL_REFERENCE,   /* exact double values and error bounds */

@@ -415,6 +415,18 @@ __device__ __forceinline__ void fv_store_lanes_exact(T *__restrict__ p, I first,
             p[lane] = static_cast<T>(in[lane]);
 }
 
+// exp(a) as 2^(a·log2 e) on the special-function unit: a multiply and one
+// ex2.approx.ftz (expf takes eight instructions).  Relative error at most
+// (4 + 1.25·|a|)·2^-24, results under 2^-126 flushed to zero (fv-bound-v2's
+// model, docs/error-bounds.md; tests/exp_fast_accuracy.cu checks it on a GPU).
+// Emitted only for fusions whose outputs are all 16-bit.
+__device__ __forceinline__ float fv_exp_fast(float a)
+{
+    float result;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(result) : "f"(a * 1.44269504088896341f));
+    return result;
+}
+
 // max/min that propagate NaN, as the reference does.  For floats on
 // sm_80 and newer, one max.NaN / min.NaN instruction (a NaN operand gives the
 // canonical NaN) instead of two compares, a select and an add: softmax's

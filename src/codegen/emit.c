@@ -255,10 +255,15 @@ static const char *comparison_type(const fv_emitter *emitter, const fv_op *op)
     return a;
 }
 
-static const char *math_function(fv_op_kind kind, bool is_double)
+const char *fv_codegen_exp_function(const fv_fusion *fusion)
+{
+    return fusion->fast_exp ? "fv_exp_fast" : "expf";
+}
+
+static const char *math_function(const fv_emitter *emitter, fv_op_kind kind, bool is_double)
 {
     switch (kind) {
-    case FV_OP_EXP: return is_double ? "exp" : "expf";
+    case FV_OP_EXP: return is_double ? "exp" : fv_codegen_exp_function(emitter->view->fusion);
     case FV_OP_LOG: return is_double ? "log" : "logf";
     case FV_OP_SQRT: return is_double ? "sqrt" : "sqrtf";
     case FV_OP_RSQRT: return is_double ? "rsqrt" : "rsqrtf";
@@ -304,7 +309,7 @@ static void arithmetic(const fv_emitter *emitter, const fv_op *op, const char *l
     case FV_OP_NEG: snprintf(buffer, size, "-%s", a); break;
     case FV_OP_ABS: snprintf(buffer, size, "%s(%s)", is_integer ? "llabs" : (is_double ? "fabs" : "fabsf"), a); break;
     case FV_OP_EXP: case FV_OP_LOG: case FV_OP_SQRT: case FV_OP_RSQRT:
-        snprintf(buffer, size, "%s(%s)", math_function(op->kind, is_double), a);
+        snprintf(buffer, size, "%s(%s)", math_function(emitter, op->kind, is_double), a);
         break;
     case FV_OP_RECIPROCAL:
         if (is_integer)

@@ -132,6 +132,12 @@ void fv_codegen_value(const fv_emitter *emitter, int32_t value, const char *lane
 /* Register type of a dtype's values in kernels: "float", "double", ... */
 const char *fv_codegen_register_type(fv_dtype dtype);
 
+/* The device function a float exp of a segment fusion calls: "fv_exp_fast"
+ * (2^(a·log2 e) on the special-function unit, within fv-bound-v2's model for
+ * fusions whose outputs are all 16-bit) where the segmenter set
+ * `fusion->fast_exp`, "expf" otherwise. */
+const char *fv_codegen_exp_function(const fv_fusion *fusion);
+
 /* The C type a tensor of `dtype` is stored as in device memory
  * ("__nv_bfloat16", "__half", "float", "double", ...). */
 const char *fv_codegen_storage_type(fv_dtype dtype);

@@ -207,6 +207,14 @@ fv_status fv_ir_add_output(fv_fusion *fusion, int32_t value, const int8_t *strid
     return FV_OK;
 }
 
+bool fv_ir_outputs_all_half(const fv_fusion *fusion)
+{
+    for (int32_t i = 0; i < fusion->output_count; i++)
+        if (!fv_dtype_is_half(fusion->values[fusion->outputs[i]].dtype))
+            return false;
+    return fusion->output_count > 0;
+}
+
 int32_t fv_ir_symbol_root(const fv_fusion *fusion, int32_t symbol)
 {
     while (fusion->symbol_parent[symbol] != symbol)

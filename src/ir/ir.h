@@ -204,6 +204,11 @@ typedef struct fv_fusion {
     int64_t *symbol_extent;  /* at roots: the concrete extent a unification gave, or -1 */
     int32_t symbol_count, symbol_capacity;
     char name[64];           /* definition name, e.g. "nvfuser_fusion_id0" */
+    /* Segment fusions: the whole fusion's outputs are all 16-bit
+     * (fv_ir_outputs_all_half), so its exps may run on the special-function
+     * unit (fv_exp_fast; fv-bound-v2's model).  Set by the segmenter; false in
+     * a fusion built any other way. */
+    bool fast_exp;
     fv_source_loc current_loc; /* stamped on values/ops the builder creates */
     int reference_count;
 } fv_fusion;
@@ -291,6 +296,12 @@ fv_status fv_ir_full(fv_fusion *fusion, int rank, const fv_dim *shape, int32_t f
 
 /* Marks a value as the next fusion output; stride_order may be NULL. */
 fv_status fv_ir_add_output(fv_fusion *fusion, int32_t value, const int8_t *stride_order);
+
+/* True when `fusion` has outputs and every one is bf16 or fp16.  Such a
+ * fusion's exps may be computed on the special-function unit: the evaluator
+ * bounds them by that unit's error model and the segmenter marks the
+ * segments (fv_fusion.fast_exp). */
+bool fv_ir_outputs_all_half(const fv_fusion *fusion);
 
 /* ------------------------------------------------------------ symbols */
 

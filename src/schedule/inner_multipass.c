@@ -636,13 +636,14 @@ static void emit_online_body(fv_emitter *e, const void *context)
     const char *indent = fv_family_open_lane_loop(e);
     fv_codegen_line(e, "%schunk_maximum = fv_maximum(chunk_maximum, %s);", indent, input);
     fv_codegen_line(e, "if (chunk_maximum != accumulator%d) {  // rescale the sum", m);
-    fv_codegen_line(e, "    accumulator%d *= expf(accumulator%d - chunk_maximum);", s, m);
+    const char *exp_function = fv_codegen_exp_function(e->view->fusion);
+    fv_codegen_line(e, "    accumulator%d *= %s(accumulator%d - chunk_maximum);", s, exp_function, m);
     fv_codegen_line(e, "    accumulator%d = chunk_maximum;", m);
     fv_codegen_line(e, "}");
     fv_codegen_line(e, "if (accumulator%d != -INFINITY) {  // else every element so far is -inf", m);
     e->indent += 4;
     indent = fv_family_open_lane_loop(e);
-    fv_codegen_line(e, "%saccumulator%d += expf(%s - accumulator%d);", indent, s, input, m);
+    fv_codegen_line(e, "%saccumulator%d += %s(%s - accumulator%d);", indent, s, exp_function, input, m);
     e->indent -= 4;
     fv_codegen_line(e, "}");
 }

@@ -120,6 +120,7 @@ static fv_status build_segment_fusion(const segmenter *s, const bool *roots, con
     segment->input_capacity = fusion->value_count + 1;
     segment->input_count = 0;
     segment->output_count = 0;
+    segment->fast_exp = fv_ir_outputs_all_half(fusion);
     for (int32_t v = 0; v < fusion->value_count; v++)
         segment->values[v].input_index = -1;
     /* tensors first (fusion inputs in their order, then intermediates by id),
