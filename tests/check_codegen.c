@@ -889,8 +889,12 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
         "if (fv_in_row(column, row_length))",
         "cached1[at] = in1[column];",
         "const __nv_bfloat16 *const buffer0 = buffer0_slots + slot * 2064;",
-        "fv_async_wait<0>();  // this row's copies have landed",
-        "__syncthreads();  // ... all of them: threads read chunks others copied",
+        /* each thread reads the chunks it copied: the next row's copies at
+         * the row's start, then the wait for its own, no barrier */
+        "// The next row's copies, in flight while this row is computed.",
+        "fv_copy_async<8>(buffer0_slots + (slot ^ 1) * 2064",
+        "fv_async_commit();",
+        "fv_async_wait<1>();  // this row's copies have landed",
         "for (int b = 0; b < 2; ++b) {",
         "const int at = (b * 128 + threadIdx.x) * 8;  // the chunk's first element in the span",
         "const int column = at - row_shift;  // its column, negative before the row",
@@ -915,6 +919,22 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
         NULL,
     };
     assert_kernel_lines(source, cached_at_shift, "(safe_row * inner) & 7");
+    source = generate_one(multiwave_families, NORM_LAYER_FORWARD, FV_BF16, 2049, 1987,
+                          "inner_persistent");
+    assert_kernel_lines(source, (const char *const[]){"fv_async_wait<1>();  // this row's", NULL},
+                        "threads read chunks others copied");
+    /* RMS norm, one reduction, waits for its row and passes a barrier before
+     * copying the next (copies_after_the_wait) */
+    source = generate_one(multiwave_families, NORM_RMS_FORWARD, FV_BF16, 2049, 1987,
+                          "inner_persistent");
+    static const char *const copies_after_the_barrier[] = {
+        "fv_async_wait<0>();  // this row's copies have landed",
+        "__syncthreads();  // ... all of them: threads read chunks others copied",
+        "// The next row's copies, in flight while this row is computed.",
+        "fv_copy_async<8>(buffer0_slots + (slot ^ 1) * 2064",
+        NULL,
+    };
+    assert_kernel_lines(source, copies_after_the_barrier, "fv_async_wait<1>();  // this row's");
     source = generate_one(multiwave_families, NORM_SOFTMAX, FV_BF16, 2049, 1987,
                           "inner_persistent");
     static const char *const shift_per_row[] = {

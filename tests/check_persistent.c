@@ -2253,7 +2253,8 @@ START_TEST(rows_no_block_holds_take_one_multipass_kernel)
     ck_assert_int_eq(kernel->launch.block[0], 1024);
     assert_source_has(kernel, (const char *const[]){
                                   "__launch_bounds__(1024, 1)",
-                                  "accumulator1 *= expf(accumulator0 - chunk_maximum);",
+                                  "accumulator1 *= fv_exp_fast(accumulator0 - chunk_maximum);",
+                                  "accumulator1 += fv_exp_fast(v1[lane] - accumulator0);",
                                   "fv_row_online_max_sum<1024>(accumulator0, accumulator1, "
                                   "reduction_scratch);",
                                   "vector_index >= 0; vector_index -= 1024",
@@ -2298,7 +2299,7 @@ START_TEST(rows_no_block_holds_take_one_multipass_kernel)
                                                      : "vector_index = walk_end - 1 - threadIdx.x; "
                                                        "vector_index >= walk_begin;",
                                            "fv_load<8>(in0 + (row) * inner + (column), v0);",
-                                           pass == 0 ? "accumulator1 += expf(v1[lane] - accumulator0);"
+                                           pass == 0 ? "accumulator1 += fv_exp_fast(v1[lane] - accumulator0);"
                                                      : "fv_store_streaming<8>(out0 + (row) * inner "
                                                        "+ (column), v8);",
                                            "if (threadIdx.x < 2 && threadIdx.x < row_vectors) {",

@@ -3342,10 +3342,31 @@ static void emit_fetch_ahead(persistent_emit *p, int slots)
     emit_fetch(p, ahead_row, free_slot);
 }
 
+/* True where emit_load_row issues the row copies of row spans: with one
+ * slot, this row's; with more, those of the rows ahead once this row's have
+ * landed, after a block barrier (threads read chunks others copied, element
+ * by element).  On span chunks (span_lanes) each thread reads only the
+ * chunks it copied itself, so a row of several reductions (layer norm's
+ * var_mean, softmax's max and sum) issues the copies ahead at the row's
+ * start, as rows on vectors do, and waits for its own without a barrier:
+ * they stay in flight from row to row.  H200, N = 16384 (bench/results/
+ * h200-2026-11-29.md, session 37): layer norm fwd bf16 / fp32 at H = 1023-
+ * 20481 +0.2..+5.6% (bf16 x 20481 62.0 -> 65.2% of copy), softmax 16-bit
+ * +0.2..+1.9% and bf16 4096 x 50257 +3.6%, softmax fp32 -2.2..+2.8%; RMS
+ * norm, one reduction and a short pass over the row, lost 5.8-7.5% in bf16
+ * (x 1987, 4095, 20481) and keeps the copies after the wait. */
+static bool copies_after_the_wait(const persistent_emit *p)
+{
+    const fv_schedule_params *params = p->params;
+    bool single_reduction = p->analysis.inner_count == 1 && !has_var_mean(p->view);
+    return row_spans(params) &&
+           (row_slots(params) == 1 || !span_lanes(params) || single_reduction);
+}
+
 /* At the start of each row: take the prefetched row statistics, point the
  * buffers and statistics at this row's slot, issue the copies of the next
- * row (or, with one slot, of this row; with row spans emit_load_row issues
- * them, after its barrier) and, if the statistics came with them, wait for
+ * row (or, with one slot, of this row; where copies_after_the_wait,
+ * emit_load_row issues them) and, if the statistics came with them, wait for
  * this row's. */
 static void emit_row_start(persistent_emit *p)
 {
@@ -3380,7 +3401,7 @@ static void emit_row_start(persistent_emit *p)
         emit_slot_pointer(p, "stat", p->buffers.stat_values[i], slots,
                           params->block_x * params->block_y, false);
     }
-    if (row_spans(params)) {
+    if (copies_after_the_wait(p)) {
         /* after this row's copies have landed (emit_load_row) */
     } else if (slots >= 2) {
         emit_fetch_ahead(p, slots);
@@ -3389,7 +3410,7 @@ static void emit_row_start(persistent_emit *p)
     }
     if (stats_in_shared(p))  /* before the row prologue reads them */
         fv_codegen_line(e, "fv_async_wait<%d>();  // this row's copies have landed",
-                        row_spans(params) ? slots - 2 : slots - 1);
+                        copies_after_the_wait(p) ? slots - 2 : slots - 1);
 }
 
 
@@ -3427,7 +3448,7 @@ static void emit_load_row(persistent_emit *p)
     unsigned floats = (unsigned)params->extra[EXTRA_ROW_FLOATS];
     if (row_spans(params) && row_slots(params) == 1) {
         emit_one_span_slot(p);
-    } else if (row_spans(params)) {
+    } else if (copies_after_the_wait(p)) {
         /* The block barrier also means that every thread is past the last
          * row, whose slot the copies of the row slots - 1 ahead take. */
         int slots = row_slots(params);
