@@ -924,7 +924,7 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
     assert_kernel_lines(source, (const char *const[]){"fv_async_wait<1>();  // this row's", NULL},
                         "threads read chunks others copied");
     /* RMS norm, one reduction, waits for its row and passes a barrier before
-     * copying the next (copies_after_the_wait) */
+     * copying the next (load_row_issues_copies) */
     source = generate_one(multiwave_families, NORM_RMS_FORWARD, FV_BF16, 2049, 1987,
                           "inner_persistent");
     static const char *const copies_after_the_barrier[] = {
@@ -939,6 +939,9 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
                           "inner_persistent");
     static const char *const shift_per_row[] = {
         "const int row_shift = (int)((safe_row * inner) & 7);  // the row's first element in its chunk",
+        "fv_compiler_fence();  // the last row's reads stay before the next row's copies",
+        "// The next row's copies, in flight while this row is computed.",
+        "fv_async_wait<1>();  // this row's copies have landed",
         "const int at = (b * 128 + threadIdx.x) * 8;",
         "fv_load<8>(buffer0 + at, v0);",
         "maximum0 = fv_maximum(maximum0, v",

@@ -81,6 +81,14 @@ START_TEST(nan_and_infinity_rules)
     fv_comparison_init(&exact, FV_TOLERANCE_BOUND, &output);
     fv_comparison_add(&exact, equal_actual, equal_expected, zero, 0, 1);
     ck_assert(fv_comparison_passed(&exact));
+    /* a NaN bound (none could be made) passes an exact match only */
+    double nan_bound_expected[2] = {3, 3}, nan_bound_actual[2] = {3, 3.5}, nan_bounds[2] = {NAN, NAN};
+    fv_comparison unbounded;
+    fv_comparison_init(&unbounded, FV_TOLERANCE_BOUND, &output);
+    fv_comparison_add(&unbounded, nan_bound_actual, nan_bound_expected, nan_bounds, 0, 2);
+    ck_assert_int_eq(unbounded.mismatches, 1);
+    ck_assert_int_eq(unbounded.first_mismatch_index, 1);
+    ck_assert(isinf(unbounded.worst_ratio));
 }
 END_TEST
 

@@ -339,6 +339,40 @@ START_TEST(explicit_casts_round_to_the_target)
 }
 END_TEST
 
+/* Softmax with a 16-bit output bounds its exp as fv_exp_fast: an output
+ * under 2^-126 may come back flushed to zero, so its bound covers the whole
+ * value; with an fp32 output (expf) such values keep a relative bound.  At
+ * normal(0, 30) inputs about a third of the elements are that small. */
+START_TEST(fast_exp_bound_covers_flushed_outputs)
+{
+    int64_t flushed_counted[2] = {0, 0};
+    const fv_dtype dtypes[2] = {FV_BF16, FV_F32};
+    for (int k = 0; k < 2; k++) {
+        fv_case *c = norm_case(NORM_SOFTMAX, dtypes[k], 8, 512, 5);
+        ck_assert_ptr_nonnull(c);
+        c->distributions[0] = (fv_distribution){FV_DIST_NORMAL, 0, 30};
+        double **values, **bounds;
+        evaluate(c, true, &values, &bounds);
+        for (int64_t i = 0; i < 8 * 512; i++) {
+            double v = values[0][i];
+            if (v == 0 || v >= 0x1p-127)
+                continue;
+            flushed_counted[k]++;
+            if (dtypes[k] == FV_BF16)
+                ck_assert_msg(bounds[0][i] >= v, "y[%lld] = %g: bound %g", (long long)i, v,
+                              bounds[0][i]);
+            else
+                ck_assert_msg(bounds[0][i] < 0.01 * v, "y[%lld] = %g: bound %g", (long long)i, v,
+                              bounds[0][i]);
+        }
+        free_outputs(c, values, bounds);
+        fv_case_free(c);
+    }
+    ck_assert_int_gt(flushed_counted[0], 100);
+    ck_assert_int_gt(flushed_counted[1], 100);
+}
+END_TEST
+
 static fv_status failing_sink(void *context, int output_index, int64_t first_row,
                               int64_t row_count, const double *values, const double *bounds)
 {
@@ -390,6 +424,7 @@ static Suite *evaluator_suite(void)
     tcase_add_test(behaviour, results_do_not_depend_on_threads_or_blocks);
     tcase_add_test(behaviour, given_inputs_match_generated_ones);
     tcase_add_test(behaviour, explicit_casts_round_to_the_target);
+    tcase_add_test(behaviour, fast_exp_bound_covers_flushed_outputs);
     tcase_add_test(behaviour, sink_failure_stops_the_evaluation);
     tcase_add_test(behaviour, unbound_case_is_an_input_error);
     suite_add_tcase(suite, behaviour);

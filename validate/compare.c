@@ -120,8 +120,10 @@ void fv_comparison_add(fv_comparison *comparison, const double *actual, const do
         }
         double error = fabs(a - e);
         double allowed = allowed_error(comparison, e, bounds, i);
+        /* a NaN bound (one the evaluator could not make: an operand's error
+         * came out infinite times zero) passes an exact match only */
         double ratio = error == 0 ? 0 : (allowed > 0 ? error / allowed : INFINITY);
-        if (error > allowed)
+        if (error != 0 && !(error <= allowed))
             note_mismatch(comparison, index);
         if (error > comparison->worst_absolute || comparison->worst_absolute_index < 0) {
             comparison->worst_absolute = error;

@@ -52,7 +52,8 @@ void fv_comparison_init(fv_comparison *comparison, fv_tolerance_policy policy,
                         const fv_eval_output *output);
 
 /* Adds elements [first, first + count) (flat indices).  `bounds` is needed
- * for the bound policy and ignored by the nvFuser one.  Cannot fail. */
+ * for the bound policy and ignored by the nvFuser one; a NaN bound passes an
+ * exact match only.  Cannot fail. */
 void fv_comparison_add(fv_comparison *comparison, const double *actual, const double *expected,
                        const double *bounds, int64_t first, int64_t count);
 

@@ -124,31 +124,37 @@ static double op_rounding_units(fv_op_kind kind)
 }
 
 /* fv_exp_fast, the exp of fusions whose outputs are all 16-bit, computes
- * 2^fl(a·fl(log2 e)) on the special-function unit.  Its error against e^a is
- * at most (FV_EXP_FAST_UNITS + 1.25·|a|)·u relative: the unit's own (2.45 u
- * measured over every float a in [-104, 88.5], tests/exp_fast_accuracy.cu)
- * and the argument's rounding (|a|·(u + 0.224 u), the product's and log2 e's).
- * Results under 2^-126 are flushed to zero (an error of the whole value), and
- * near e^a = FLT_MAX the unit may overflow where expf does not: no bound. */
-#define FV_EXP_FAST_UNITS 4.0
+ * 2^fl(a·fl(log2 e)) on the special-function unit.  Its own error against
+ * e^a is at most (FAST_EXP_UNITS + FAST_EXP_ARGUMENT_UNITS·|a|)·u relative:
+ * the unit's (2.45 u measured over every float a in [-104, 88.72],
+ * tests/exp_fast_accuracy.cu, whose constants must match these) and the
+ * argument's rounding (|a|·(u + 0.224 u), the product's and log2 e's).  A
+ * result under 2^-126 is flushed to zero, an error of the whole value; the
+ * argument the kernel holds may be off by its own error `argument_error`, so
+ * the value may be flushed wherever e^(a - argument_error) is under 2^-126.
+ * (Within about 7e-6 of ln(FLT_MAX) the unit may return inf where expf does
+ * not; the comparison reports an inf against a finite reference whatever
+ * the bound, so no bound is made for it.) */
+#define FAST_EXP_UNITS 4.0
 #define FAST_EXP_ARGUMENT_UNITS 1.25
-#define FAST_EXP_OVERFLOW_ARGUMENT 88.72
+#define FAST_EXP_LOG2_E 1.44269504088896341f
 
-static double fast_exp_error(double argument, double value)
+static double fast_exp_error(double argument, double argument_error, double value)
 {
-    if (argument >= FAST_EXP_OVERFLOW_ARGUMENT)
-        return HUGE_VAL;
     double magnitude = fabs(value);
-    double error = (FV_EXP_FAST_UNITS + FAST_EXP_ARGUMENT_UNITS * fabs(argument)) *
+    if (magnitude == 0)
+        return 0;  /* e^-inf (or a double underflow): the unit returns +0 as well */
+    double error = (FAST_EXP_UNITS + FAST_EXP_ARGUMENT_UNITS * fabs(argument)) *
                    UNIT_ROUNDOFF_F32 * magnitude;
-    return magnitude < 0x1p-126 ? error + magnitude : error;
+    double flushed_below = 0x1p-126 * exp(argument_error) * (1 + 0x1p-16);
+    return magnitude < flushed_below ? error + magnitude : error;
 }
 
 /* Emulation: fv_exp_fast's value, but for the unit's own error (the argument
  * rounded as the kernel rounds it, the result flushed under 2^-126). */
 static double emulate_fast_exp(double argument)
 {
-    float scaled = (float)argument * 1.44269504088896341f;
+    float scaled = (float)argument * FAST_EXP_LOG2_E;
     double value = exp2((double)scaled);
     return value < 0x1p-126 ? 0 : value;
 }
@@ -594,10 +600,11 @@ static void add_own_rounding(pointwise *p, double *channel, const int64_t *offse
     if (p->op->kind == FV_OP_EXP && p->plan->fast_exp && p->dtype != FV_F64) {
         int64_t sa;
         const double *arguments = operand_row(p, 0, offsets, strides, &sa);
+        operand_totals(p, 0, offsets, strides, n);
         bool half = fv_dtype_is_half(p->dtype);
         for (int64_t j = 0; j < n; j++)
             channel[j * so] += (half ? spacing(values[j * so], p->dtype) : 0) +
-                               fast_exp_error(arguments[j * sa], values[j * so]);
+                               fast_exp_error(arguments[j * sa], p->total[0][j], values[j * so]);
         return;
     }
     double unit = p->dtype == FV_F64 ? UNIT_ROUNDOFF_F64 : UNIT_ROUNDOFF_F32;

@@ -3,9 +3,10 @@
 // rows per block, blocks striding over rows).  A thread copies its @BATCH@
 // slices of @VECTOR@ elements of the row's inputs once, into shared memory
 // (cp.async, the next row's copies in flight while this row is computed;
-// rows of an odd length as the aligned 16-byte chunks that hold them, read
-// by every thread after a block barrier, and computed on those chunks where
-// they fill the threads, the lanes outside the row masked) or registers, and
+// rows of an odd length as the aligned 16-byte chunks that hold them: read
+// element by element after a block barrier, or computed on those chunks
+// where they fill the threads, each thread on the chunks it copied, the
+// lanes outside the row masked) or registers, and
 // keeps them there: each reduction level reads them, the
 // row's threads combine their partial results, and the epilogue computes
 // and writes the outputs from the same buffers.  Every input is read from

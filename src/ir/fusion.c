@@ -348,6 +348,7 @@ fv_status fv_ir_substitute_dtype(const fv_fusion *source, fv_dtype from, fv_dtyp
 {
     FV_TRY(fv_ir_fusion_copy(source, result));
     fv_fusion *copy = *result;
+    copy->fast_exp = false;  /* the segmenter's mark, from outputs that may change here */
     if (from == to)
         return FV_OK;
     for (int32_t v = 0; v < copy->value_count; v++)

@@ -207,7 +207,8 @@ typedef struct fv_fusion {
     /* Segment fusions: the whole fusion's outputs are all 16-bit
      * (fv_ir_outputs_all_half), so its exps may run on the special-function
      * unit (fv_exp_fast; fv-bound-v2's model).  Set by the segmenter; false in
-     * a fusion built any other way. */
+     * a fusion the frontend or the builder makes; fv_ir_fusion_copy keeps
+     * it, fv_ir_substitute_dtype clears it. */
     bool fast_exp;
     fv_source_loc current_loc; /* stamped on values/ops the builder creates */
     int reference_count;

@@ -1193,8 +1193,9 @@ static bool spans_fp32_rows(const buffered_inputs *buffers, int64_t inner)
  * length: rows start at any element), which pass through registers
  * synchronously, copy each row as the 16-byte chunks that hold it instead,
  * from the aligned one holding its first element, and read it at that
- * element's offset in the slot; a block barrier after each row's copies
- * land lets every thread read the chunks others copied.  One row per block
+ * element's offset in the slot; read element by element, a block barrier
+ * after each row's copies land lets every thread read the chunks others
+ * copied (on chunks each thread reads its own: load_row_issues_copies).  One row per block
  * in two or more row slots, every buffer in shared memory and of one
  * element size, no partials in shared memory.  Forward fp32 rows without
  * row constants (softmax) take spans in one row slot too, where they
@@ -3355,7 +3356,7 @@ static void emit_fetch_ahead(persistent_emit *p, int slots)
  * +0.2..+1.9% and bf16 4096 x 50257 +3.6%, softmax fp32 -2.2..+2.8%; RMS
  * norm, one reduction and a short pass over the row, lost 5.8-7.5% in bf16
  * (x 1987, 4095, 20481) and keeps the copies after the wait. */
-static bool copies_after_the_wait(const persistent_emit *p)
+static bool load_row_issues_copies(const persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
     bool single_reduction = p->analysis.inner_count == 1 && !has_var_mean(p->view);
@@ -3365,7 +3366,7 @@ static bool copies_after_the_wait(const persistent_emit *p)
 
 /* At the start of each row: take the prefetched row statistics, point the
  * buffers and statistics at this row's slot, issue the copies of the next
- * row (or, with one slot, of this row; where copies_after_the_wait,
+ * row (or, with one slot, of this row; where load_row_issues_copies,
  * emit_load_row issues them) and, if the statistics came with them, wait for
  * this row's. */
 static void emit_row_start(persistent_emit *p)
@@ -3401,16 +3402,18 @@ static void emit_row_start(persistent_emit *p)
         emit_slot_pointer(p, "stat", p->buffers.stat_values[i], slots,
                           params->block_x * params->block_y, false);
     }
-    if (copies_after_the_wait(p)) {
+    if (load_row_issues_copies(p)) {
         /* after this row's copies have landed (emit_load_row) */
     } else if (slots >= 2) {
+        if (row_spans(params))  /* on chunks: into the entries this thread read last row */
+            fv_codegen_line(e, "fv_compiler_fence();  // the last row's reads stay before the next row's copies");
         emit_fetch_ahead(p, slots);
     } else if (!refilled_slot(p)) {
         emit_fetch(p, "row", "0");
     }
     if (stats_in_shared(p))  /* before the row prologue reads them */
         fv_codegen_line(e, "fv_async_wait<%d>();  // this row's copies have landed",
-                        copies_after_the_wait(p) ? slots - 2 : slots - 1);
+                        load_row_issues_copies(p) ? slots - 2 : slots - 1);
 }
 
 
@@ -3435,9 +3438,10 @@ static void emit_one_span_slot(persistent_emit *p)
 }
 
 /* Waits for this row's copies (unless the row start did, for the row
- * statistics; with row spans always, then a block barrier and the copies
- * of the row slots - 1 ahead), then loads the buffers kept in registers
- * (float[batch][vector]). */
+ * statistics; where load_row_issues_copies, it issues them too: with one
+ * slot of spans this row's, with more the wait, a block barrier and the
+ * copies of the row slots - 1 ahead), then loads the buffers kept in
+ * registers (float[batch][vector]). */
 static void emit_load_row(persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
@@ -3448,7 +3452,7 @@ static void emit_load_row(persistent_emit *p)
     unsigned floats = (unsigned)params->extra[EXTRA_ROW_FLOATS];
     if (row_spans(params) && row_slots(params) == 1) {
         emit_one_span_slot(p);
-    } else if (copies_after_the_wait(p)) {
+    } else if (load_row_issues_copies(p)) {
         /* The block barrier also means that every thread is past the last
          * row, whose slot the copies of the row slots - 1 ahead take. */
         int slots = row_slots(params);
