@@ -17,13 +17,13 @@ built=$(echo "$out" | grep -c ' built ' || true)
 [ "$(ls "$work/refs" | grep -c '\.h5$')" -eq "$built" ] || fail "one file per built case"
 
 out="$("$tool" refs tests/cases --refs "$work/refs" -j 2)" || fail "second refs failed"
-echo "$out" | grep -q "^0 built, 0 rebuilt, $built cached" || fail "second run not all cached: $(echo "$out" | tail -1)"
+grep -q "^0 built, 0 rebuilt, $built cached" <<< "$out" || fail "second run not all cached: $(echo "$out" | tail -1)"
 
 victim="$(ls "$work/refs"/*.h5 | head -1)"
 head -c 3000 "$victim" > "$work/cut" && mv "$work/cut" "$victim"
 out="$("$tool" refs tests/cases --refs "$work/refs" -j 2)" || fail "refs after corruption failed"
-echo "$out" | grep -q "rebuilt" || fail "a truncated entry was not rebuilt"
-echo "$out" | grep -q "the stored entry was corrupt" || fail "the corruption was not reported"
+grep -q "rebuilt" <<< "$out" || fail "a truncated entry was not rebuilt"
+grep -q "the stored entry was corrupt" <<< "$out" || fail "the corruption was not reported"
 
 mkdir -p "$work/mixed"
 cp tests/cases/small_softmax.sweep "$work/mixed/"
@@ -33,8 +33,8 @@ set +e
 out="$("$tool" refs "$work/mixed" --refs "$work/refs" -j 2 2>&1)"; status=$?
 set -e
 [ "$status" -eq 1 ] || fail "a malformed file should give exit status 1, got $status"
-echo "$out" | grep -q "broken.sweep:" || fail "the malformed file is not named: $out"
-echo "$out" | grep -q "softmax_fwd/bf16/17x256/s0" || fail "the good cases did not run"
+grep -q "broken.sweep:" <<< "$out" || fail "the malformed file is not named: $out"
+grep -q "softmax_fwd/bf16/17x256/s0" <<< "$out" || fail "the good cases did not run"
 
 set +e
 "$tool" refs tests/cases --refs /proc/forbidden/refs >/dev/null 2>&1; status=$?
