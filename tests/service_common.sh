@@ -74,7 +74,7 @@ children() {
 command_running() {
   local entry
   for entry in /proc/[0-9]*; do
-    tr '\0' ' ' < "$entry/cmdline" 2> /dev/null | grep -q -e "$1" && return 0
+    grep -q -e "$1" <<< "$(tr '\0' ' ' < "$entry/cmdline" 2> /dev/null)" && return 0
   done
   return 1
 }
