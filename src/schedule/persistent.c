@@ -158,6 +158,13 @@ static bool has_var_mean(const fv_segment_view *view)
     return false;
 }
 
+/* One inner reduction and no var_mean (RMS norm): a row's passes over its
+ * buffers are the reduction's and the epilogue's. */
+static bool single_inner_reduction(const persistent_analysis *a, bool var_mean)
+{
+    return a->inner_count == 1 && !var_mean;
+}
+
 static bool reduces_axis(const fv_segment_view *view, const fv_op *op, int axis)
 {
     for (int a = 0; a < op->axis_count; a++) {
@@ -692,8 +699,6 @@ static void set_spare(const fv_device *device, candidate *c)
     c->spare = available - c->registers;
 }
 
-/* Blocks per SM a candidate allows: registers (allocated per warp in units
- * of 256), shared memory and threads. */
 /* Blocks of `threads` threads (a multiple of 32) that `registers` per
  * thread let an SM hold: a warp's registers are allocated 256 at a time. */
 static int blocks_by_registers(const fv_device *device, int registers, int threads)
@@ -702,6 +707,8 @@ static int blocks_by_registers(const fv_device *device, int registers, int threa
     return device->registers_per_sm / (registers_per_warp * (threads / 32));
 }
 
+/* Blocks per SM a candidate allows: registers (allocated per warp in units
+ * of 256), shared memory and threads. */
 static void occupancy(const fv_device *device, candidate *c)
 {
     int by_registers = blocks_by_registers(device, c->registers, c->threads);
@@ -1657,7 +1664,7 @@ static fv_status set_up_problem(const fv_segment_view *view, const fv_case *c,
     FV_TRY(analyze(view, &analysis));
     p->recomputed = recomputed_values(view, &analysis, NULL);
     p->rows.bytes = p->inner * (int64_t)row_element_bytes(buffers);
-    p->rows.single_reduction = analysis.inner_count == 1 && !p->var_mean;
+    p->rows.single_reduction = single_inner_reduction(&analysis, p->var_mean);
     analysis_free(&analysis);
     return FV_OK;
 }
@@ -3359,9 +3366,9 @@ static void emit_fetch_ahead(persistent_emit *p, int slots)
 static bool load_row_issues_copies(const persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
-    bool single_reduction = p->analysis.inner_count == 1 && !has_var_mean(p->view);
     return row_spans(params) &&
-           (row_slots(params) == 1 || !span_lanes(params) || single_reduction);
+           (row_slots(params) == 1 || !span_lanes(params) ||
+            single_inner_reduction(&p->analysis, has_var_mean(p->view)));
 }
 
 /* At the start of each row: take the prefetched row statistics, point the
