@@ -1604,7 +1604,7 @@ START_TEST(odd_rows_copy_aligned_spans)
     } spanned[] = {
         {{NORM_LAYER_FORWARD, FV_BF16, 4095}, false},
         {{NORM_RMS_FORWARD, FV_F16, 1987}, false},
-        {{NORM_SOFTMAX, FV_BF16, 1023}, true},   /* batch 8, element by element */
+        {{NORM_SOFTMAX, FV_BF16, 1023}, true},   /* a warp on 5 x 8-element chunks */
         {{NORM_SOFTMAX, FV_F16, 1987}, true},    /* batch 16, on 2 x 8-element chunks */
         {{NORM_SOFTMAX, FV_BF16, 4095}, true},   /* batch 32, on 5 x 8-element chunks */
     };
@@ -1616,7 +1616,7 @@ START_TEST(odd_rows_copy_aligned_spans)
         choose_forward(shape->kind, shape->dtype, 16384, shape->hidden, "H100", &chosen);
         ck_assert_msg(copies_spans(&chosen), "%s", chosen.params.description);
         ck_assert_msg(keeps_exp(&chosen) == spanned[i].exp_kept, "%s", chosen.params.description);
-        ck_assert_int_eq(chosen.params.vector, shape->hidden == 1023 ? 1 : 8);
+        ck_assert_int_eq(chosen.params.vector, 8);
         /* two slots of the row capacity and 16 elements more, then the
          * row-constant inputs' cache, within the device's shared memory */
         int64_t capacity = (int64_t)chosen.params.serial * chosen.params.block_x * chosen.params.vector;
@@ -1674,12 +1674,14 @@ static bool on_span_chunks(const choice *chosen)
  * (ceil((H + 7) / 8) chunks).  Where the row constants are cached in shared
  * memory or held in registers at the rows' shift, the grid is a multiple
  * of 8 blocks, so that a block's rows share it; softmax (no row constants)
- * keeps its one-wave grid.  Where the chunks would fill under 3/4 of the
- * steps, kernels with row constants take a block of a multiple of 32
- * threads, 128 or more, that they fill (1023: 129 chunks in 160 x 1 steps
- * instead of 128 x 2; 2049: 257 in 160 x 2 instead of 128 x 3; short rows
- * keep their elements); softmax then computes
- * element by element, as do rows whose constants would be read from
+ * keeps its one-wave grid.  Rows of at most 5 chunks per lane get a block
+ * of one warp where they fill 3/4 of its steps (warp_per_span_row: 1023,
+ * 129 chunks in 32 x 5 steps; 201, 27 in 32 x 1), softmax included.
+ * Where the chunks would fill under 3/4 of the steps, kernels with row
+ * constants take a block of a multiple of 32 threads, 128 or more, that
+ * they fill (2049: 257 in 160 x 2 instead of 128 x 3); softmax then
+ * computes element by element, as do rows that neither form fills (511:
+ * 65 chunks in 32 x 3 steps), rows whose constants would be read from
  * device memory (LN 32767: neither cached nor held), fp32 rows and the
  * multi-wave backward kernels. */
 START_TEST(odd_forward_rows_compute_on_span_chunks)
@@ -1695,7 +1697,11 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
         {{NORM_RMS_FORWARD, FV_F16, 20481}, 512, 6, true},     /* 2561, weight in registers */
         {{NORM_SOFTMAX, FV_BF16, 8191}, 128, 9, false},        /* 1025 */
         {{NORM_SOFTMAX, FV_BF16, 20481}, 256, 11, false},
-        {{NORM_LAYER_FORWARD, FV_BF16, 1023}, 160, 1, true},   /* 129, fit_block_to_chunks */
+        {{NORM_LAYER_FORWARD, FV_BF16, 1023}, 32, 5, true},    /* 129, warp_per_span_row */
+        {{NORM_SOFTMAX, FV_F16, 1023}, 32, 5, false},
+        {{NORM_RMS_FORWARD, FV_BF16, 1151}, 32, 5, true},      /* 145 */
+        {{NORM_LAYER_FORWARD, FV_BF16, 201}, 32, 1, true},     /* 27 */
+        {{NORM_RMS_FORWARD, FV_F16, 1279}, 192, 1, true},      /* 161: over 5 per lane */
         {{NORM_RMS_FORWARD, FV_BF16, 2049}, 160, 2, true},     /* 257; not 96 x 3 (under 128) */
     };
     choice chosen;
@@ -1721,9 +1727,9 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
         }
     }
     static const forward_shape by_element[] = {
-        {NORM_SOFTMAX, FV_F16, 1023},
         {NORM_SOFTMAX, FV_BF16, 2049},
-        {NORM_LAYER_FORWARD, FV_BF16, 201},   /* 27 chunks: a block under 128 threads */
+        {NORM_SOFTMAX, FV_F16, 511},          /* 65 chunks: 32 x 3 steps, 128 x 1 */
+        {NORM_LAYER_FORWARD, FV_BF16, 511},
         {NORM_LAYER_FORWARD, FV_BF16, 32767},
         {NORM_LAYER_FORWARD, FV_F32, 1987},
     };

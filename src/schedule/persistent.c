@@ -118,6 +118,9 @@ enum {
                                       row slot pays (H200, bench/results/h200-2026-11-22.md:
                                       at 24 KiB, LN/RMS bwd bf16 2048/3072/6144 +1.6..+8.6%;
                                       at 32 KiB, RMS bwd bf16 4096/8192 -2..-4%) */
+    WARP_SPAN_MAX_STEPS = 5,  /* warp_per_span_row: most 16-byte chunks per lane of a 16-bit
+                                 row on span chunks that a warp takes alone (H200, N = 16384:
+                                 5 chunks (H = 1023) +11.5..+28.1%, 8 (H = 1987) -2.9..-19.5%) */
     WARP_ROW_VECTORS = 128    /* rows of at most this many vectors (4 per lane) get a warp
                                  each, several rows per block (measured on an H200,
                                  bench/results/h200-multiwave-2026-11-21.md and
@@ -1789,6 +1792,32 @@ static bool fit_block_to_chunks(int64_t chunks, candidate *c)
     return false;
 }
 
+/* A short 16-bit row on span chunks gets a block of one warp, a lane
+ * taking up to WARP_SPAN_MAX_STEPS chunks, where its chunks fill 3/4 of the
+ * warp's steps or more: as short rows on full vectors get a warp each
+ * (WARP_ROW_VECTORS), since a block of many threads with a chunk or two
+ * each spends most of its instructions on per-row work (the fetch's
+ * addresses, two block reductions, the stores' masks).  H = 1023 (129
+ * chunks) took 160 threads of one chunk: per row 5 warps and block
+ * barriers, 2.8 times the instructions of H = 1024 (ncu, LN fwd bf16
+ * 16384 rows: 28.4M against 10.0M; 44 against 18 us).  One warp of 5 chunks
+ * per lane, H200, N = 16384, H = 1023: layer norm +25.9 / +28.1%, RMS norm
+ * +11.5 / +14.0%, softmax +15.1 / +17.3% (fp16 / bf16); at H = 1987 (8
+ * chunks per lane) -19.5..-13.1% for the norms, so longer rows keep their
+ * blocks (bench/results/h200-2026-11-29.md, session 38).  fp32 rows, whose
+ * chunks hold 4 elements, were not measured and keep theirs. */
+static bool warp_per_span_row(const search_problem *p, int64_t chunks, candidate *lanes)
+{
+    if (p->buffers->element_bytes[0] != 2 || chunks > 32 * WARP_SPAN_MAX_STEPS)
+        return false;
+    int steps = (int)((chunks + 31) / 32);
+    if (!chunks_fill_steps(chunks, 32 * steps))
+        return false;
+    lanes->block_x = lanes->threads = 32;
+    lanes->span_batch = steps;
+    return true;
+}
+
 /* Forward kernels whose rows are copied as spans (copy_row_spans) compute
  * on the span's 16-byte chunks rather than element by element: a thread
  * takes whole chunks (span_batch of them), reads its row buffers from
@@ -1822,7 +1851,7 @@ static bool take_span_chunks(const search_problem *p, candidate *c)
     candidate lanes = *c;
     lanes.span_batch = (int)((chunks + c->block_x - 1) / c->block_x);
     int steps = lanes.span_batch * c->block_x;  /* a chunk each */
-    if (!chunks_fill_steps(chunks, steps) &&
+    if (!warp_per_span_row(p, chunks, &lanes) && !chunks_fill_steps(chunks, steps) &&
         !(p->buffers->cached_count > 0 && fit_block_to_chunks(chunks, &lanes)))
         return false;  /* under 3/4 of the thread steps would hold a chunk */
     steps = lanes.span_batch * lanes.block_x;
