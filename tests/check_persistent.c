@@ -1675,15 +1675,15 @@ static bool on_span_chunks(const choice *chosen)
  * memory or held in registers at the rows' shift, the grid is a multiple
  * of 8 blocks, so that a block's rows share it; softmax (no row constants)
  * keeps its one-wave grid.  Rows of at most 5 chunks per lane get a block
- * of one warp where they fill 3/4 of its steps (warp_per_span_row: 1023,
- * 129 chunks in 32 x 5 steps; 201, 27 in 32 x 1), softmax included.
- * Where the chunks would fill under 3/4 of the steps, kernels with row
- * constants take a block of a multiple of 32 threads, 128 or more, that
- * they fill (2049: 257 in 160 x 2 instead of 128 x 3); softmax then
- * computes element by element, as do rows that neither form fills (511:
- * 65 chunks in 32 x 3 steps), rows whose constants would be read from
- * device memory (LN 32767: neither cached nor held), fp32 rows and the
- * multi-wave backward kernels. */
+ * of one warp, and of at most 3 per lane in two warps a block of two, however
+ * few steps they fill (warps_per_span_row: 1023, 129 chunks in 32 x 5
+ * steps; 201, 27 in 32 x 1; 511, 65 in 32 x 3; 1279, 161 in 64 x 3),
+ * softmax included.  Where a longer row's chunks would fill under 3/4 of
+ * the steps, kernels with row constants take a block of a multiple of 32
+ * threads, 128 or more, that they fill (2049: 257 in 160 x 2 instead of
+ * 128 x 3); softmax then computes element by element, as do rows whose
+ * constants would be read from device memory (LN 32767: neither cached
+ * nor held), fp32 rows and the multi-wave backward kernels. */
 START_TEST(odd_forward_rows_compute_on_span_chunks)
 {
     static const char *const devices[] = {"H100", "H200", "B200"};
@@ -1701,7 +1701,9 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
         {{NORM_SOFTMAX, FV_F16, 1023}, 32, 5, false},
         {{NORM_RMS_FORWARD, FV_BF16, 1151}, 32, 5, true},      /* 145 */
         {{NORM_LAYER_FORWARD, FV_BF16, 201}, 32, 1, true},     /* 27 */
-        {{NORM_RMS_FORWARD, FV_F16, 1279}, 192, 1, true},      /* 161: over 5 per lane */
+        {{NORM_RMS_FORWARD, FV_F16, 1279}, 64, 3, true},       /* 161: two warps of 3 */
+        {{NORM_SOFTMAX, FV_BF16, 511}, 32, 3, false},          /* 65: 68% of the steps */
+        {{NORM_LAYER_FORWARD, FV_F16, 1535}, 128, 2, true},    /* 193: over 3 per lane in two */
         {{NORM_RMS_FORWARD, FV_BF16, 2049}, 160, 2, true},     /* 257; not 96 x 3 (under 128) */
     };
     choice chosen;
@@ -1728,8 +1730,6 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
     }
     static const forward_shape by_element[] = {
         {NORM_SOFTMAX, FV_BF16, 2049},
-        {NORM_SOFTMAX, FV_F16, 511},          /* 65 chunks: 32 x 3 steps, 128 x 1 */
-        {NORM_LAYER_FORWARD, FV_BF16, 511},
         {NORM_LAYER_FORWARD, FV_BF16, 32767},
         {NORM_LAYER_FORWARD, FV_F32, 1987},
     };

@@ -118,9 +118,12 @@ enum {
                                       row slot pays (H200, bench/results/h200-2026-11-22.md:
                                       at 24 KiB, LN/RMS bwd bf16 2048/3072/6144 +1.6..+8.6%;
                                       at 32 KiB, RMS bwd bf16 4096/8192 -2..-4%) */
-    WARP_SPAN_MAX_STEPS = 5,  /* warp_per_span_row: most 16-byte chunks per lane of a 16-bit
-                                 row on span chunks that a warp takes alone (H200, N = 16384:
-                                 5 chunks (H = 1023) +11.5..+28.1%, 8 (H = 1987) -2.9..-19.5%) */
+    WARP_SPAN_MAX_STEPS = 5,  /* warps_per_span_row: most 16-byte chunks per lane of a 16-bit
+                                 row on span chunks that one warp takes (H200, N = 16384:
+                                 5 chunks (H = 1023) +11.5..+28.1%, 6 (1279) +12..+21%,
+                                 7 (1535) -7.6..+12.3%, 8 (1987) -2.9..-19.5%) */
+    TWO_WARP_SPAN_MAX_STEPS = 3, /* ... and in a block of two warps (1279: +8.8..+34.2%;
+                                    4 chunks, 1535 / 1987: -3.9..+7.4%) */
     WARP_ROW_VECTORS = 128    /* rows of at most this many vectors (4 per lane) get a warp
                                  each, several rows per block (measured on an H200,
                                  bench/results/h200-multiwave-2026-11-21.md and
@@ -1793,28 +1796,38 @@ static bool fit_block_to_chunks(int64_t chunks, candidate *c)
 }
 
 /* A short 16-bit row on span chunks gets a block of one warp, a lane
- * taking up to WARP_SPAN_MAX_STEPS chunks, where its chunks fill 3/4 of the
- * warp's steps or more: as short rows on full vectors get a warp each
- * (WARP_ROW_VECTORS), since a block of many threads with a chunk or two
- * each spends most of its instructions on per-row work (the fetch's
- * addresses, two block reductions, the stores' masks).  H = 1023 (129
- * chunks) took 160 threads of one chunk: per row 5 warps and block
- * barriers, 2.8 times the instructions of H = 1024 (ncu, LN fwd bf16
- * 16384 rows: 28.4M against 10.0M; 44 against 18 us).  One warp of 5 chunks
- * per lane, H200, N = 16384, H = 1023: layer norm +25.9 / +28.1%, RMS norm
- * +11.5 / +14.0%, softmax +15.1 / +17.3% (fp16 / bf16); at H = 1987 (8
- * chunks per lane) -19.5..-13.1% for the norms, so longer rows keep their
- * blocks (bench/results/h200-2026-11-29.md, session 38).  fp32 rows, whose
- * chunks hold 4 elements, were not measured and keep theirs. */
-static bool warp_per_span_row(const search_problem *p, int64_t chunks, candidate *lanes)
+ * taking up to WARP_SPAN_MAX_STEPS chunks, or of two warps up to
+ * TWO_WARP_SPAN_MAX_STEPS, however few of the steps its chunks fill: as
+ * short rows on full vectors get a warp each (WARP_ROW_VECTORS), since a
+ * block of many threads with a chunk or two each spends most of its
+ * instructions on per-row work (the fetch's addresses, two block
+ * reductions, the stores' masks).  H = 1023 (129 chunks) took 160 threads
+ * of one chunk: per row 5 warps and block barriers, 2.8 times the
+ * instructions of H = 1024 (ncu, LN fwd bf16 16384 rows: 28.4M against
+ * 10.0M; 44 against 18 us).  H200, N = 16384, against the blocks of 128
+ * threads or more (bench/results/h200-2026-11-29.md, session 38):
+ *   - one warp, H = 151 / 201 / 301 / 511 / 767 / 1023 / 1151 (1-5 chunks
+ *     per lane; at 151, 301 and 511 the chunks fill 61-68% of its steps):
+ *     +6.4..+64.5% in layer norm, RMS norm and softmax, where the blocks
+ *     of 128 threads or more had run element by element (151-511, softmax
+ *     767-1151) or on one or two chunks per thread;
+ *   - two warps of 3 chunks per lane, H = 1279: +8.8..+34.2%;
+ *   - longer rows keep their blocks: one warp of 7 or 8 chunks per lane
+ *     (1535, 1987) lost up to 19.5% in the norms, two warps of 4 went
+ *     -3.9..+7.4%.
+ * fp32 rows, whose chunks hold 4 elements, were not measured and keep
+ * theirs. */
+static bool warps_per_span_row(const search_problem *p, int64_t chunks, candidate *lanes)
 {
-    if (p->buffers->element_bytes[0] != 2 || chunks > 32 * WARP_SPAN_MAX_STEPS)
+    if (p->buffers->element_bytes[0] != 2)
         return false;
-    int steps = (int)((chunks + 31) / 32);
-    if (!chunks_fill_steps(chunks, 32 * steps))
+    int warps = chunks <= 32 * WARP_SPAN_MAX_STEPS ? 1
+                : chunks <= 64 * TWO_WARP_SPAN_MAX_STEPS ? 2
+                                                          : 0;
+    if (warps == 0)
         return false;
-    lanes->block_x = lanes->threads = 32;
-    lanes->span_batch = steps;
+    lanes->block_x = lanes->threads = 32 * warps;
+    lanes->span_batch = (int)((chunks + lanes->block_x - 1) / lanes->block_x);
     return true;
 }
 
@@ -1851,7 +1864,7 @@ static bool take_span_chunks(const search_problem *p, candidate *c)
     candidate lanes = *c;
     lanes.span_batch = (int)((chunks + c->block_x - 1) / c->block_x);
     int steps = lanes.span_batch * c->block_x;  /* a chunk each */
-    if (!warp_per_span_row(p, chunks, &lanes) && !chunks_fill_steps(chunks, steps) &&
+    if (!warps_per_span_row(p, chunks, &lanes) && !chunks_fill_steps(chunks, steps) &&
         !(p->buffers->cached_count > 0 && fit_block_to_chunks(chunks, &lanes)))
         return false;  /* under 3/4 of the thread steps would hold a chunk */
     steps = lanes.span_batch * lanes.block_x;
