@@ -1770,14 +1770,15 @@ static void hold_on_span_chunks(const search_problem *p, candidate *c)
 /* Where a row's chunks would fill under 3/4 of the block's thread steps, a
  * kernel with row constants (put at the rows' shift) takes the block of a
  * multiple of 32 threads, at most as many steps per thread, that its chunks
- * fill so: H = 1023 in 16 bits, 129 chunks, takes 160 threads of one step
- * instead of 128 of two.  H200, N = 16384, H = 1023: layer norm 16-bit
- * +7.9 / +11.5%, RMS norm +23.7 / +26.3% against element by element;
- * softmax, a shift per row, lost 25.5 / 26.7% so (in 16 bits; fp32 +3.8%)
- * and keeps its elements (bench/results/h200-2026-11-29.md, session 35).
- * No fewer threads than the block-size search starts from
- * (MIN_BLOCK_THREADS; short rows would take warps); false if no such block
- * has MAX_BLOCK_THREADS or fewer. */
+ * fill so: H = 2049 in 16 bits, 257 chunks, takes 160 threads of two steps
+ * instead of 128 of three.  Measured at H = 1023 (129 chunks, 160 threads
+ * of one step; H200, N = 16384): layer norm 16-bit +7.9 / +11.5%, RMS norm
+ * +23.7 / +26.3% against element by element, softmax, a shift per row,
+ * -25.5 / -26.7% (in 16 bits; fp32 +3.8%), which keeps its elements
+ * (bench/results/h200-2026-11-29.md, session 35); such short rows now take
+ * warps first (warps_per_span_row).  No fewer threads than the block-size
+ * search starts from (MIN_BLOCK_THREADS); false if no such block has
+ * MAX_BLOCK_THREADS or fewer. */
 static bool fit_block_to_chunks(int64_t chunks, candidate *c)
 {
     for (int batch = c->span_batch; batch >= 1; batch--) {
@@ -1843,8 +1844,10 @@ static bool warps_per_span_row(const search_problem *p, int64_t chunks, candidat
  * vectors too.  A row's span covers up to ceil((H + chunk - 1) / chunk)
  * chunks, so a thread may hold more elements than its batch; the arrays of
  * row floats, held values and weights in registers grow with them and
- * must still fit.  Not taken where the chunks would fill under 3/4 of the
- * thread steps (H = 1023: 129 chunks in 2 x 128 steps), nor where the row
+ * must still fit.  Short 16-bit rows take blocks of one or two warps
+ * (warps_per_span_row); other rows are not taken where the chunks would
+ * fill under 3/4 of the thread steps (H = 2049: 257 chunks in 3 x 128
+ * steps) and no fitted block (fit_block_to_chunks) does, nor where the row
  * constants would be read from device memory lane by lane (loads 16 bytes
  * apart).  Measured on an H200 (bench/results/h200-2026-11-28.md, session
  * 31), N = 16384, 16-bit: layer norm +9.4..+46.6% at H = 1987-20481, RMS
