@@ -1746,6 +1746,50 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
 }
 END_TEST
 
+/* Short rows on span chunks take a block of one warp up to 5 chunks per
+ * lane, two warps up to 3 (warps_per_span_row), in 16 bits and in fp32
+ * (softmax, the one fp32 kernel on chunks at such lengths); layer norm's
+ * 16-bit rows in one warp are held as float (hold_warp_row_floats), RMS
+ * norm's (no var_mean) and those in two warps stay in their slots.  The
+ * same on every device table. */
+START_TEST(short_span_rows_take_warps)
+{
+    static const char *const devices[] = {"H100", "H200", "B200"};
+    static const struct {
+        forward_shape shape;
+        int threads, steps, chunk;
+        bool floats;
+    } shapes[] = {
+        {{NORM_LAYER_FORWARD, FV_BF16, 1023}, 32, 5, 8, true},   /* 129 chunks */
+        {{NORM_LAYER_FORWARD, FV_F16, 151}, 32, 1, 8, true},     /* 20: 62% of the steps */
+        {{NORM_LAYER_FORWARD, FV_BF16, 1279}, 64, 3, 8, false},  /* 161 */
+        {{NORM_RMS_FORWARD, FV_BF16, 1023}, 32, 5, 8, false},
+        {{NORM_SOFTMAX, FV_F32, 511}, 32, 5, 4, false},          /* 129 4-element chunks */
+        {{NORM_SOFTMAX, FV_F32, 151}, 32, 2, 4, false},          /* 39 */
+    };
+    choice chosen;
+    for (size_t d = 0; d < sizeof devices / sizeof devices[0]; d++) {
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            const forward_shape *shape = &shapes[i].shape;
+            choose_forward(shape->kind, shape->dtype, 16384, shape->hidden, devices[d], &chosen);
+            const char *text = chosen.params.description;
+            ck_assert_msg(on_span_chunks(&chosen), "%s: %s", devices[d], text);
+            ck_assert_int_eq(chosen.params.block_x, shapes[i].threads);
+            ck_assert_int_eq(chosen.params.block_y, 1);
+            ck_assert_int_eq(chosen.params.serial, shapes[i].steps);
+            ck_assert_int_eq(chosen.params.vector, shapes[i].chunk);
+            ck_assert_msg((strstr(text, "held as float in registers: the row buffers") != NULL) ==
+                              shapes[i].floats,
+                          "%s: %s", devices[d], text);
+            assert_fits(&chosen, devices[d], 16384);
+        }
+    }
+    /* fp32 softmax of 193 chunks (767) keeps a block of 128 threads */
+    choose_forward(NORM_SOFTMAX, FV_F32, 16384, 767, "H200", &chosen);
+    ck_assert_int_eq(chosen.params.block_x, 128);
+}
+END_TEST
+
 /* Forward fp32 rows of an odd length (4-byte copies, asynchronous) are
  * copied as spans without row constants (softmax) or at 12 KiB a row and
  * more (spans_fp32_rows), and then compute on 4-element chunks where those
@@ -2455,6 +2499,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, softmax_keeps_exp_where_rows_are_issue_bound);
     tcase_add_test(tcase, odd_rows_copy_aligned_spans);
     tcase_add_test(tcase, odd_forward_rows_compute_on_span_chunks);
+    tcase_add_test(tcase, short_span_rows_take_warps);
     tcase_add_test(tcase, odd_fp32_forward_rows_copy_spans_where_they_pay);
     tcase_add_test(tcase, forward_rows_refill_one_slot_for_the_cache);
     tcase_add_test(tcase, spilling_kernels_unroll_their_row_copies_by_four);

@@ -118,8 +118,8 @@ enum {
                                       row slot pays (H200, bench/results/h200-2026-11-22.md:
                                       at 24 KiB, LN/RMS bwd bf16 2048/3072/6144 +1.6..+8.6%;
                                       at 32 KiB, RMS bwd bf16 4096/8192 -2..-4%) */
-    WARP_SPAN_MAX_STEPS = 5,  /* warps_per_span_row: most 16-byte chunks per lane of a 16-bit
-                                 row on span chunks that one warp takes (H200, N = 16384:
+    WARP_SPAN_MAX_STEPS = 5,  /* warps_per_span_row: most 16-byte chunks per lane of a row
+                                 on span chunks that one warp takes (H200, N = 16384:
                                  5 chunks (H = 1023) +11.5..+28.1%, 6 (1279) +12..+21%,
                                  7 (1535) -7.6..+12.3%, 8 (1987) -2.9..-19.5%) */
     TWO_WARP_SPAN_MAX_STEPS = 3, /* ... and in a block of two warps (1279: +8.8..+34.2%;
@@ -1796,8 +1796,8 @@ static bool fit_block_to_chunks(int64_t chunks, candidate *c)
     return false;
 }
 
-/* A short 16-bit row on span chunks gets a block of one warp, a lane
- * taking up to WARP_SPAN_MAX_STEPS chunks, or of two warps up to
+/* A short row on span chunks gets a block of one warp, a lane taking up
+ * to WARP_SPAN_MAX_STEPS chunks, or of two warps up to
  * TWO_WARP_SPAN_MAX_STEPS, however few of the steps its chunks fill: as
  * short rows on full vectors get a warp each (WARP_ROW_VECTORS), since a
  * block of many threads with a chunk or two each spends most of its
@@ -1815,13 +1815,12 @@ static bool fit_block_to_chunks(int64_t chunks, candidate *c)
  *   - two warps of 3 chunks per lane, H = 1279: +8.8..+34.2%;
  *   - longer rows keep their blocks: one warp of 7 or 8 chunks per lane
  *     (1535, 1987) lost up to 19.5% in the norms, two warps of 4 went
- *     -3.9..+7.4%.
- * fp32 rows, whose chunks hold 4 elements, were not measured and keep
- * theirs. */
-static bool warps_per_span_row(const search_problem *p, int64_t chunks, candidate *lanes)
+ *     -3.9..+7.4%;
+ *   - fp32 rows (4-element chunks; of the kernels on chunks, only softmax
+ *     has rows this short): softmax H = 151 / 301 / 511 +65.0 / +41.3 /
+ *     +23.7%. */
+static bool warps_per_span_row(int64_t chunks, candidate *lanes)
 {
-    if (p->buffers->element_bytes[0] != 2)
-        return false;
     int warps = chunks <= 32 * WARP_SPAN_MAX_STEPS ? 1
                 : chunks <= 64 * TWO_WARP_SPAN_MAX_STEPS ? 2
                                                           : 0;
@@ -1830,6 +1829,22 @@ static bool warps_per_span_row(const search_problem *p, int64_t chunks, candidat
     lanes->block_x = lanes->threads = 32 * warps;
     lanes->span_batch = (int)((chunks + lanes->block_x - 1) / lanes->block_x);
     return true;
+}
+
+/* A layer norm's 16-bit row in a block of one warp (warps_per_span_row)
+ * is held as float in registers, read from its slot once for the
+ * var_mean's two passes and the epilogue, as hold_forward_row_floats does
+ * for full vectors.  H200, N = 16384, bf16 / fp16 (bench/results/
+ * h200-2026-11-29.md, session 38): H = 151 +1.8 / +1.8%, 301 +7.7 /
+ * +6.4%, 511 -1.2 / -2.5%, 767 +10.1 / +9.2%, 1023 +4.0 / +3.7%; in two
+ * warps (1279) +0.7 / -0.5%, which keep their rows in the slot. */
+static void hold_warp_row_floats(const search_problem *p, const candidate *c, candidate *lanes)
+{
+    if (lanes->block_x != 32 || !p->var_mean || lanes->row_floats != 0 ||
+        p->buffers->element_bytes[0] != 2)
+        return;
+    lanes->row_floats = all_buffers(p->buffers);
+    lanes->registers += p->buffers->count * c->batch * p->vector;
 }
 
 /* Forward kernels whose rows are copied as spans (copy_row_spans) compute
@@ -1867,11 +1882,12 @@ static bool take_span_chunks(const search_problem *p, candidate *c)
     candidate lanes = *c;
     lanes.span_batch = (int)((chunks + c->block_x - 1) / c->block_x);
     int steps = lanes.span_batch * c->block_x;  /* a chunk each */
-    if (!warps_per_span_row(p, chunks, &lanes) && !chunks_fill_steps(chunks, steps) &&
+    if (!warps_per_span_row(chunks, &lanes) && !chunks_fill_steps(chunks, steps) &&
         !(p->buffers->cached_count > 0 && fit_block_to_chunks(chunks, &lanes)))
         return false;  /* under 3/4 of the thread steps would hold a chunk */
     steps = lanes.span_batch * lanes.block_x;
     lanes.row_capacity = steps * chunk;
+    hold_warp_row_floats(p, c, &lanes);
     int grown = lanes.span_batch * chunk - c->batch * p->vector;
     int arrays = __builtin_popcount(c->row_floats) + c->held_values +
                  (c->weight_floats ? p->buffers->cached_count : 0);
