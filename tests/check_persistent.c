@@ -1746,6 +1746,32 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
 }
 END_TEST
 
+/* A short row on span chunks as short_span_rows_take_warps expects it on
+ * `device`: on chunks of `chunk` elements, in a block of `threads` x 1 of
+ * `steps` chunks per thread, its row buffers held as float or not. */
+typedef struct {
+    forward_shape shape;
+    int threads, steps, chunk;
+    bool floats;
+} warp_row_shape;
+
+static void assert_warp_row(const warp_row_shape *expected, const char *device)
+{
+    const forward_shape *shape = &expected->shape;
+    choice chosen;
+    choose_forward(shape->kind, shape->dtype, 16384, shape->hidden, device, &chosen);
+    const char *text = chosen.params.description;
+    ck_assert_msg(on_span_chunks(&chosen), "%s: %s", device, text);
+    ck_assert_int_eq(chosen.params.block_x, expected->threads);
+    ck_assert_int_eq(chosen.params.block_y, 1);
+    ck_assert_int_eq(chosen.params.serial, expected->steps);
+    ck_assert_int_eq(chosen.params.vector, expected->chunk);
+    ck_assert_msg((strstr(text, "held as float in registers: the row buffers") != NULL) ==
+                      expected->floats,
+                  "%s: %s", device, text);
+    assert_fits(&chosen, device, 16384);
+}
+
 /* Short rows on span chunks take a block of one warp up to 5 chunks per
  * lane, two warps up to 3 (warps_per_span_row), in 16 bits and in fp32
  * (softmax, the one fp32 kernel on chunks at such lengths); layer norm's
@@ -1755,11 +1781,7 @@ END_TEST
 START_TEST(short_span_rows_take_warps)
 {
     static const char *const devices[] = {"H100", "H200", "B200"};
-    static const struct {
-        forward_shape shape;
-        int threads, steps, chunk;
-        bool floats;
-    } shapes[] = {
+    static const warp_row_shape shapes[] = {
         {{NORM_LAYER_FORWARD, FV_BF16, 1023}, 32, 5, 8, true},   /* 129 chunks */
         {{NORM_LAYER_FORWARD, FV_F16, 151}, 32, 1, 8, true},     /* 20: 62% of the steps */
         {{NORM_LAYER_FORWARD, FV_BF16, 1279}, 64, 3, 8, false},  /* 161 */
@@ -1767,24 +1789,11 @@ START_TEST(short_span_rows_take_warps)
         {{NORM_SOFTMAX, FV_F32, 511}, 32, 5, 4, false},          /* 129 4-element chunks */
         {{NORM_SOFTMAX, FV_F32, 151}, 32, 2, 4, false},          /* 39 */
     };
-    choice chosen;
-    for (size_t d = 0; d < sizeof devices / sizeof devices[0]; d++) {
-        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-            const forward_shape *shape = &shapes[i].shape;
-            choose_forward(shape->kind, shape->dtype, 16384, shape->hidden, devices[d], &chosen);
-            const char *text = chosen.params.description;
-            ck_assert_msg(on_span_chunks(&chosen), "%s: %s", devices[d], text);
-            ck_assert_int_eq(chosen.params.block_x, shapes[i].threads);
-            ck_assert_int_eq(chosen.params.block_y, 1);
-            ck_assert_int_eq(chosen.params.serial, shapes[i].steps);
-            ck_assert_int_eq(chosen.params.vector, shapes[i].chunk);
-            ck_assert_msg((strstr(text, "held as float in registers: the row buffers") != NULL) ==
-                              shapes[i].floats,
-                          "%s: %s", devices[d], text);
-            assert_fits(&chosen, devices[d], 16384);
-        }
-    }
+    for (size_t d = 0; d < sizeof devices / sizeof devices[0]; d++)
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+            assert_warp_row(&shapes[i], devices[d]);
     /* fp32 softmax of 193 chunks (767) keeps a block of 128 threads */
+    choice chosen;
     choose_forward(NORM_SOFTMAX, FV_F32, 16384, 767, "H200", &chosen);
     ck_assert_int_eq(chosen.params.block_x, 128);
 }
