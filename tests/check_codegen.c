@@ -802,17 +802,17 @@ END_TEST
  * that hold them: the chunk of the row's first element onwards; the
  * tensor's last chunk, where it runs past the tensor's end, after the
  * unrolled loop, element by element, by the thread whose turn it is
- * (fv_copy_elements: 2049 x 1023 elements end 1 past a chunk); the row is read
+ * (fv_copy_elements: 2049 x 2049 elements end 1 past a chunk); the row is read
  * at its first element's offset in the chunk, after its copies have landed
  * and a block barrier, and only then do the next row's copies go into the
- * slot the last row used.  Softmax fwd bf16 2049 x 1023 (batch 8 of 128
- * threads, slots of 1024 + 16 elements) computes element by element from
- * the row's first element (its 129 chunks would fill half of 2 x 128 thread
- * steps, and without row constants it takes no block they fill:
- * compute_on_span_chunks). */
+ * slot the last row used.  Softmax fwd bf16 2049 x 2049 (batch 17 of 128
+ * threads, slots of 2176 + 16 elements) computes element by element from
+ * the row's first element (its 257 chunks would fill 2/3 of 3 x 128 thread
+ * steps, they are too many for warps, and without row constants it takes
+ * no block they fill: compute_on_span_chunks). */
 START_TEST(odd_rows_are_copied_as_aligned_chunks)
 {
-    char *source = generate_one(multiwave_families, NORM_SOFTMAX, FV_BF16, 2049, 1023,
+    char *source = generate_one(multiwave_families, NORM_SOFTMAX, FV_BF16, 2049, 2049,
                                 "inner_persistent");
     static const char *const spans[] = {
         "// (each slot 16 elements more: the 16-byte chunks around the row)",
@@ -820,18 +820,18 @@ START_TEST(odd_rows_are_copied_as_aligned_chunks)
         "const long long whole_end = outer * inner & ~7LL;  // the tensor's whole chunks end here",
         "const long long span_begin = row_begin & ~7LL;",
         "const long long span_end = row_begin + inner < whole_end ? row_begin + inner : whole_end;",
-        "for (int step = 0; step < 2; ++step) {",
+        "for (int step = 0; step < 3; ++step) {",
         "const long long at = span_begin + (long long)(step * 128 + (int)threadIdx.x) * 8;",
         "if (at < span_end)",
-        "fv_copy_async<8>(buffer0_slots + (0) * 1040 + (int)(at - span_begin), in0 + at);",
+        "fv_copy_async<8>(buffer0_slots + (0) * 2192 + (int)(at - span_begin), in0 + at);",
         "if (row_begin + inner > whole_end && (int)((whole_end - span_begin) / 8 % 128) == (int)threadIdx.x)",
-        "fv_copy_elements(buffer0_slots + (0) * 1040 + (int)(whole_end - span_begin), in0 + whole_end, (int)(row_begin + inner - whole_end));",
-        "const __nv_bfloat16 *const buffer0 = buffer0_slots + slot * 1040 + (int)((safe_row * inner) & 7);",
+        "fv_copy_elements(buffer0_slots + (0) * 2192 + (int)(whole_end - span_begin), in0 + whole_end, (int)(row_begin + inner - whole_end));",
+        "const __nv_bfloat16 *const buffer0 = buffer0_slots + slot * 2192 + (int)((safe_row * inner) & 7);",
         "fv_async_wait<0>();  // this row's copies have landed",
         "__syncthreads();  // ... all of them: threads read chunks others copied",
         "const long long fetch_row = row + row_stride;",
-        "fv_copy_async<8>(buffer0_slots + (slot ^ 1) * 1040",
-        "fv_copy_elements(buffer0_slots + (slot ^ 1) * 1040",
+        "fv_copy_async<8>(buffer0_slots + (slot ^ 1) * 2192",
+        "fv_copy_elements(buffer0_slots + (slot ^ 1) * 2192",
         "fv_async_commit();",
         "// reduction level 1",
         "fv_load<1>(buffer0 + column, v",

@@ -1683,7 +1683,8 @@ static bool on_span_chunks(const choice *chosen)
  * threads, 128 or more, that they fill (2049: 257 in 160 x 2 instead of
  * 128 x 3); softmax then computes element by element, as do rows whose
  * constants would be read from device memory (LN 32767: neither cached
- * nor held), fp32 rows and the multi-wave backward kernels. */
+ * nor held), fp32 layer norm rows copied element by element (1987) and
+ * the multi-wave backward kernels. */
 START_TEST(odd_forward_rows_compute_on_span_chunks)
 {
     static const char *const devices[] = {"H100", "H200", "B200"};
@@ -1697,7 +1698,7 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
         {{NORM_RMS_FORWARD, FV_F16, 20481}, 512, 6, true},     /* 2561, weight in registers */
         {{NORM_SOFTMAX, FV_BF16, 8191}, 128, 9, false},        /* 1025 */
         {{NORM_SOFTMAX, FV_BF16, 20481}, 256, 11, false},
-        {{NORM_LAYER_FORWARD, FV_BF16, 1023}, 32, 5, true},    /* 129, warp_per_span_row */
+        {{NORM_LAYER_FORWARD, FV_BF16, 1023}, 32, 5, true},    /* 129, warps_per_span_row */
         {{NORM_SOFTMAX, FV_F16, 1023}, 32, 5, false},
         {{NORM_RMS_FORWARD, FV_BF16, 1151}, 32, 5, true},      /* 145 */
         {{NORM_LAYER_FORWARD, FV_BF16, 201}, 32, 1, true},     /* 27 */
@@ -1788,22 +1789,38 @@ START_TEST(short_span_rows_take_warps)
         {{NORM_RMS_FORWARD, FV_BF16, 1023}, 32, 5, 8, false},
         {{NORM_SOFTMAX, FV_F32, 511}, 32, 5, 4, false},          /* 129 4-element chunks */
         {{NORM_SOFTMAX, FV_F32, 151}, 32, 2, 4, false},          /* 39 */
+        {{NORM_RMS_FORWARD, FV_BF16, 1273}, 32, 5, 8, false},    /* 160: one warp's most */
+        {{NORM_RMS_FORWARD, FV_BF16, 1275}, 64, 3, 8, false},    /* 161 */
+        {{NORM_SOFTMAX, FV_F16, 1529}, 64, 3, 8, false},         /* 192: two warps' most */
     };
     for (size_t d = 0; d < sizeof devices / sizeof devices[0]; d++)
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
             assert_warp_row(&shapes[i], devices[d]);
-    /* fp32 softmax of 193 chunks (767) keeps a block of 128 threads */
-    choice chosen;
-    choose_forward(NORM_SOFTMAX, FV_F32, 16384, 767, "H200", &chosen);
-    ck_assert_int_eq(chosen.params.block_x, 128);
+    /* past those (16-bit 1531: 193 chunks), and fp32 rows over one warp's
+     * 160 chunks (703: 177; 767: 193), keep blocks of 128 threads */
+    static const forward_shape longer[] = {
+        {NORM_RMS_FORWARD, FV_BF16, 1531},
+        {NORM_SOFTMAX, FV_F32, 703},
+        {NORM_SOFTMAX, FV_F32, 767},
+    };
+    for (size_t d = 0; d < sizeof devices / sizeof devices[0]; d++) {
+        for (size_t i = 0; i < sizeof longer / sizeof longer[0]; i++) {
+            choice chosen;
+            choose_forward(longer[i].kind, longer[i].dtype, 16384, longer[i].hidden, devices[d],
+                           &chosen);
+            ck_assert_msg(chosen.params.block_x >= 128, "%s: %s", devices[d],
+                          chosen.params.description);
+        }
+    }
 }
 END_TEST
 
 /* Forward fp32 rows of an odd length (4-byte copies, asynchronous) are
  * copied as spans without row constants (softmax) or at 12 KiB a row and
  * more (spans_fp32_rows), and then compute on 4-element chunks where those
- * fill the thread steps and the constants are cached or held; layer and
- * RMS norm keep their 4-byte copies at 1023 and 1987. */
+ * fill 3/4 of the thread steps (or a warp takes them:
+ * short_span_rows_take_warps) and the constants, if any, are cached or
+ * held; layer and RMS norm keep their 4-byte copies at 1023 and 1987. */
 START_TEST(odd_fp32_forward_rows_copy_spans_where_they_pay)
 {
     static const struct {

@@ -118,12 +118,13 @@ enum {
                                       row slot pays (H200, bench/results/h200-2026-11-22.md:
                                       at 24 KiB, LN/RMS bwd bf16 2048/3072/6144 +1.6..+8.6%;
                                       at 32 KiB, RMS bwd bf16 4096/8192 -2..-4%) */
+    WARP_THREADS = 32,        /* threads of a warp */
     WARP_SPAN_MAX_STEPS = 5,  /* warps_per_span_row: most 16-byte chunks per lane of a row
-                                 on span chunks that one warp takes (H200, N = 16384:
-                                 5 chunks (H = 1023) +11.5..+28.1%, 6 (1279) +12..+21%,
-                                 7 (1535) -7.6..+12.3%, 8 (1987) -2.9..-19.5%) */
-    TWO_WARP_SPAN_MAX_STEPS = 3, /* ... and in a block of two warps (1279: +8.8..+34.2%;
-                                    4 chunks, 1535 / 1987: -3.9..+7.4%) */
+                                 on span chunks that one warp takes (H200, N = 16384, 16-bit:
+                                 up to 5 chunks (H = 151-1151) +4.9..+61.2%; 7 (1535) -7.6..
+                                 +12.3%, 8 (1987) -13.1..-19.5% in the norms) */
+    TWO_WARP_SPAN_MAX_STEPS = 3, /* ... and in a block of two warps, 16-bit rows only
+                                    (1279: +8.6..+33.9%; 4 chunks, 1535 / 1987: -3.9..+7.4%) */
     WARP_ROW_VECTORS = 128    /* rows of at most this many vectors (4 per lane) get a warp
                                  each, several rows per block (measured on an H200,
                                  bench/results/h200-multiwave-2026-11-21.md and
@@ -1796,55 +1797,64 @@ static bool fit_block_to_chunks(int64_t chunks, candidate *c)
     return false;
 }
 
-/* A short row on span chunks gets a block of one warp, a lane taking up
- * to WARP_SPAN_MAX_STEPS chunks, or of two warps up to
- * TWO_WARP_SPAN_MAX_STEPS, however few of the steps its chunks fill: as
+/* The warps of the block a short row on span chunks takes (`chunks` of
+ * them, of `element_bytes` elements): 1 where a lane takes at most
+ * WARP_SPAN_MAX_STEPS chunks, 2 (16-bit rows only) where a lane of two
+ * warps takes at most TWO_WARP_SPAN_MAX_STEPS, else 0 (the row keeps the
+ * block the search chose).  However few of the steps the chunks fill: as
  * short rows on full vectors get a warp each (WARP_ROW_VECTORS), since a
  * block of many threads with a chunk or two each spends most of its
  * instructions on per-row work (the fetch's addresses, two block
  * reductions, the stores' masks).  H = 1023 (129 chunks) took 160 threads
  * of one chunk: per row 5 warps and block barriers, 2.8 times the
  * instructions of H = 1024 (ncu, LN fwd bf16 16384 rows: 28.4M against
- * 10.0M; 44 against 18 us).  H200, N = 16384, against the blocks of 128
- * threads or more (bench/results/h200-2026-11-29.md, session 38):
- *   - one warp, H = 151 / 201 / 301 / 511 / 767 / 1023 / 1151 (1-5 chunks
- *     per lane; at 151, 301 and 511 the chunks fill 61-68% of its steps):
- *     +6.4..+64.5% in layer norm, RMS norm and softmax, where the blocks
- *     of 128 threads or more had run element by element (151-511, softmax
- *     767-1151) or on one or two chunks per thread;
- *   - two warps of 3 chunks per lane, H = 1279: +8.8..+34.2%;
+ * 10.0M; 44 against 18 us).  H200, N = 16384, against 48874c8's blocks of
+ * 128 threads or more (bench/results/h200-2026-11-29.md, session 38):
+ *   - one warp, 16-bit, H = 151 / 201 / 301 / 511 / 767 / 1023 / 1151 (1-5
+ *     chunks per lane; at 151, 301 and 511 the chunks fill 61-68% of its
+ *     steps): +4.9..+61.2% in layer norm, RMS norm and softmax, where the
+ *     blocks had run element by element (151-511, softmax 1023-1151) or
+ *     on one or two chunks per thread (the shortest measured is 151: H =
+ *     129-149 take a warp unmeasured);
+ *   - two warps of 3 chunks per lane, 16-bit, H = 1279: +8.6..+33.9%;
  *   - longer rows keep their blocks: one warp of 7 or 8 chunks per lane
  *     (1535, 1987) lost up to 19.5% in the norms, two warps of 4 went
- *     -3.9..+7.4%;
- *   - fp32 rows (4-element chunks; of the kernels on chunks, only softmax
- *     has rows this short): softmax H = 151 / 301 / 511 +65.0 / +41.3 /
- *     +23.7%. */
-static bool warps_per_span_row(int64_t chunks, candidate *lanes)
+ *     -3.9..+7.4% (probes);
+ *   - fp32 rows (4-element chunks; of the kernels on chunks only softmax
+ *     has rows this short), one warp: softmax H = 151 / 301 / 511 +62.6 /
+ *     +41.3 / +23.2%.  fp32 rows of 161-192 chunks (H = 639-763) were not
+ *     measured in two warps and keep their blocks. */
+static int warps_per_span_row(int64_t chunks, size_t element_bytes)
 {
-    int warps = chunks <= 32 * WARP_SPAN_MAX_STEPS ? 1
-                : chunks <= 64 * TWO_WARP_SPAN_MAX_STEPS ? 2
-                                                          : 0;
-    if (warps == 0)
-        return false;
-    lanes->block_x = lanes->threads = 32 * warps;
-    lanes->span_batch = (int)((chunks + lanes->block_x - 1) / lanes->block_x);
-    return true;
+    if (chunks <= WARP_THREADS * WARP_SPAN_MAX_STEPS)
+        return 1;
+    if (element_bytes == 2 && chunks <= 2 * WARP_THREADS * TWO_WARP_SPAN_MAX_STEPS)
+        return 2;
+    return 0;
 }
 
-/* A layer norm's 16-bit row in a block of one warp (warps_per_span_row)
- * is held as float in registers, read from its slot once for the
- * var_mean's two passes and the epilogue, as hold_forward_row_floats does
- * for full vectors.  H200, N = 16384, bf16 / fp16 (bench/results/
- * h200-2026-11-29.md, session 38): H = 151 +1.8 / +1.8%, 301 +7.7 /
- * +6.4%, 511 -1.2 / -2.5%, 767 +10.1 / +9.2%, 1023 +4.0 / +3.7%; in two
- * warps (1279) +0.7 / -0.5%, which keep their rows in the slot. */
-static void hold_warp_row_floats(const search_problem *p, const candidate *c, candidate *lanes)
+/* A layer norm's 16-bit row in a block of one warp (`warps`, from
+ * warps_per_span_row) is held as float in registers, read from its slot
+ * once for the var_mean's two passes and the epilogue, as
+ * hold_forward_row_floats does for full vectors (here up to 40 elements
+ * per thread, beyond its FORWARD_FLOAT_ELEMENTS: measured so at H =
+ * 1023), where the registers of its `span_batch` chunks still fit;
+ * otherwise `lanes` is left as it was.  H200, N = 16384, bf16 / fp16,
+ * against a4af444 (bench/results/h200-2026-11-29.md, session 38): H = 151
+ * +1.8 / +1.1%, 301 +8.6 / +6.7%, 511 -1.2 / -1.5%, 767 +10.9 / +8.8%,
+ * 1023 +3.7 / +3.2%; in two warps (1279, a probe) +0.7 / -0.5%, which keep
+ * their rows in the slot. */
+static void hold_warp_row_floats(const search_problem *p, int warps, candidate *lanes)
 {
-    if (lanes->block_x != 32 || !p->var_mean || lanes->row_floats != 0 ||
-        p->buffers->element_bytes[0] != 2)
+    if (warps != 1 || !p->var_mean || lanes->row_floats != 0 || p->buffers->element_bytes[0] != 2)
+        return;
+    int registers = lanes->registers + p->buffers->count * lanes->span_batch *
+                                       span_chunk_elements(p->buffers);
+    if (registers > MAX_REGISTERS - FLOATS_REGISTER_MARGIN ||
+        registers > launch_bounds_registers(p->device, lanes->threads))
         return;
     lanes->row_floats = all_buffers(p->buffers);
-    lanes->registers += p->buffers->count * c->batch * p->vector;
+    lanes->registers = registers;
 }
 
 /* Forward kernels whose rows are copied as spans (copy_row_spans) compute
@@ -1859,7 +1869,7 @@ static void hold_warp_row_floats(const search_problem *p, const candidate *c, ca
  * vectors too.  A row's span covers up to ceil((H + chunk - 1) / chunk)
  * chunks, so a thread may hold more elements than its batch; the arrays of
  * row floats, held values and weights in registers grow with them and
- * must still fit.  Short 16-bit rows take blocks of one or two warps
+ * must still fit.  Short rows take blocks of one or two warps
  * (warps_per_span_row); other rows are not taken where the chunks would
  * fill under 3/4 of the thread steps (H = 2049: 257 chunks in 3 x 128
  * steps) and no fitted block (fit_block_to_chunks) does, nor where the row
@@ -1882,16 +1892,21 @@ static bool take_span_chunks(const search_problem *p, candidate *c)
     candidate lanes = *c;
     lanes.span_batch = (int)((chunks + c->block_x - 1) / c->block_x);
     int steps = lanes.span_batch * c->block_x;  /* a chunk each */
-    if (!warps_per_span_row(chunks, &lanes) && !chunks_fill_steps(chunks, steps) &&
-        !(p->buffers->cached_count > 0 && fit_block_to_chunks(chunks, &lanes)))
+    int warps = warps_per_span_row(chunks, p->buffers->element_bytes[0]);
+    if (warps > 0) {
+        lanes.block_x = lanes.threads = warps * WARP_THREADS;
+        lanes.span_batch = (int)((chunks + lanes.block_x - 1) / lanes.block_x);
+    } else if (!chunks_fill_steps(chunks, steps) &&
+               !(p->buffers->cached_count > 0 && fit_block_to_chunks(chunks, &lanes))) {
         return false;  /* under 3/4 of the thread steps would hold a chunk */
+    }
     steps = lanes.span_batch * lanes.block_x;
     lanes.row_capacity = steps * chunk;
-    hold_warp_row_floats(p, c, &lanes);
     int grown = lanes.span_batch * chunk - c->batch * p->vector;
     int arrays = __builtin_popcount(c->row_floats) + c->held_values +
                  (c->weight_floats ? p->buffers->cached_count : 0);
     lanes.registers += grown * arrays;
+    hold_warp_row_floats(p, warps, &lanes);
     lanes.shared_bytes = (int)placement_bytes(p->buffers, &lanes);
     if (lanes.shared_bytes > shared_budget(p->device) ||
         lanes.registers > MAX_REGISTERS - FLOATS_REGISTER_MARGIN ||
