@@ -93,6 +93,10 @@ START_TEST(vector_accesses_follow_dtype_and_alignment)
     ck_assert_int_eq(count, 2);
     ck_assert_ptr_nonnull(strstr(kernel_code(sources[0]), "fv_load<8>(in0 + (safe_row) * inner + (column), v0);"));
     ck_assert_ptr_nonnull(strstr(kernel_code(sources[1]), "fv_store<8>(out0 + (row) * inner + (column), "));
+    /* the helpers read bf16 vectors as pairs: the low element shifted up,
+     * the high one masked (exact, two instructions a pair) */
+    ck_assert_ptr_nonnull(strstr(sources[0], "out[2 * pair] = __uint_as_float(pairs[pair] << 16);"));
+    ck_assert_ptr_nonnull(strstr(sources[0], "out[2 * pair + 1] = __uint_as_float(pairs[pair] & 0xffff0000u);"));
     free_sources(sources, count);
 
     sources = generate(NORM_LAYER_BACKWARD, FV_F32, 256, 1024, &count, names);

@@ -50,6 +50,27 @@ __device__ __forceinline__ void fv_vector_to_floats(const fv_vector<T, N> &in, f
         out[lane] = fv_to_float(in.element[lane]);
 }
 
+// The same for bf16 pairs, exactly: a bf16 is the high half of its float,
+// so a 32-bit word of two yields them by a shift and a mask (two
+// instructions; element by element the high one took an extract and a
+// shift).
+template <int N>
+__device__ __forceinline__ void fv_vector_to_floats(const fv_vector<__nv_bfloat16, N> &in, float (&out)[N])
+{
+    if constexpr (N % 2 == 0) {
+        const unsigned *pairs = reinterpret_cast<const unsigned *>(&in);
+#pragma unroll
+        for (int pair = 0; pair < N / 2; ++pair) {
+            out[2 * pair] = __uint_as_float(pairs[pair] << 16);
+            out[2 * pair + 1] = __uint_as_float(pairs[pair] & 0xffff0000u);
+        }
+    } else {
+#pragma unroll
+        for (int lane = 0; lane < N; ++lane)
+            out[lane] = fv_to_float(in.element[lane]);
+    }
+}
+
 // Loads N consecutive elements starting at p (aligned to N elements) as floats.
 template <int N, typename T>
 __device__ __forceinline__ void fv_load(const T *__restrict__ p, float (&out)[N])
