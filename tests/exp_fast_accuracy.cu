@@ -17,13 +17,12 @@
 #include <cstring>
 
 #include "common.cuh"
+#include "../validate/fast_exp_model.h"  // the model's constants, the evaluator's too
 
-// The model's constants: FAST_EXP_UNITS and FAST_EXP_ARGUMENT_UNITS in
-// validate/eval_kernels.c, which must match these.
-constexpr double kFastUnits = 4.0;
-constexpr double kArgumentTerm = 1.25;             // per unit of |a|
+constexpr double kFastUnits = FV_FAST_EXP_UNITS;
+constexpr double kArgumentTerm = FV_FAST_EXP_ARGUMENT_UNITS;  // per unit of |a|
 constexpr double kUnitRoundoff = 1.0 / 16777216.0;  // 2^-24
-constexpr float kHighest = 88.72f;  // within about 7e-6 of ln(FLT_MAX) the unit may overflow
+constexpr float kHighest = FV_FAST_EXP_HIGHEST_ARGUMENT;
 
 struct Worst {
     unsigned long long failures;

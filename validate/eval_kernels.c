@@ -15,6 +15,7 @@
 
 #include "ir/round.h"
 #include "validate/eval_internal.h"
+#include "validate/fast_exp_model.h"
 
 #define UNIT_ROUNDOFF_F32 0x1p-24
 #define UNIT_ROUNDOFF_F64 0x1p-53
@@ -125,9 +126,9 @@ static double op_rounding_units(fv_op_kind kind)
 
 /* fv_exp_fast, the exp of fusions whose outputs are all 16-bit, computes
  * 2^fl(a·fl(log2 e)) on the special-function unit.  Its own error against
- * e^a is at most (FAST_EXP_UNITS + FAST_EXP_ARGUMENT_UNITS·|a|)·u relative:
- * the unit's (2.45 u measured over every float a in [-104, 88.72],
- * tests/exp_fast_accuracy.cu, whose constants must match these) and the
+ * e^a is at most (FV_FAST_EXP_UNITS + FV_FAST_EXP_ARGUMENT_UNITS·|a|)·u
+ * relative (validate/fast_exp_model.h): the unit's (2.45 u measured over
+ * every float a in [-104, 88.72], tests/exp_fast_accuracy.cu) and the
  * argument's rounding (|a|·(u + 0.224 u), the product's and log2 e's).  A
  * result under 2^-126 is flushed to zero, an error of the whole value; the
  * argument the kernel holds may be off by its own error `argument_error`, so
@@ -135,8 +136,6 @@ static double op_rounding_units(fv_op_kind kind)
  * (Within about 7e-6 of ln(FLT_MAX) the unit may return inf where expf does
  * not; the comparison reports an inf against a finite reference whatever
  * the bound, so no bound is made for it.) */
-#define FAST_EXP_UNITS 4.0
-#define FAST_EXP_ARGUMENT_UNITS 1.25
 #define FAST_EXP_LOG2_E 1.44269504088896341f
 
 static double fast_exp_error(double argument, double argument_error, double value)
@@ -144,8 +143,12 @@ static double fast_exp_error(double argument, double argument_error, double valu
     double magnitude = fabs(value);
     if (magnitude == 0)
         return 0;  /* e^-inf (or a double underflow): the unit returns +0 as well */
-    double error = (FAST_EXP_UNITS + FAST_EXP_ARGUMENT_UNITS * fabs(argument)) *
+    double error = (FV_FAST_EXP_UNITS + FV_FAST_EXP_ARGUMENT_UNITS * fabs(argument)) *
                    UNIT_ROUNDOFF_F32 * magnitude;
+    /* flushed below 2^-126·e^argument_error·(1 + 2^-16), which is under
+     * 3·2^-126 while argument_error < 1: most values need no exp() here */
+    if (argument_error < 1 && magnitude >= 3 * 0x1p-126)
+        return error;
     double flushed_below = 0x1p-126 * exp(argument_error) * (1 + 0x1p-16);
     return magnitude < flushed_below ? error + magnitude : error;
 }

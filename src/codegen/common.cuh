@@ -65,9 +65,7 @@ __device__ __forceinline__ void fv_vector_to_floats(const fv_vector<__nv_bfloat1
             out[2 * pair + 1] = __uint_as_float(pairs[pair] & 0xffff0000u);
         }
     } else {
-#pragma unroll
-        for (int lane = 0; lane < N; ++lane)
-            out[lane] = fv_to_float(in.element[lane]);
+        fv_vector_to_floats<N, __nv_bfloat16>(in, out);  // the generic loop
     }
 }
 

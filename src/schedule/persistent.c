@@ -1049,6 +1049,15 @@ static void placement_text(const buffered_inputs *buffers, const candidate *c, c
              c->cached ? ", row-constant inputs cached in shared memory" : "", floats, partials);
 }
 
+/* True if `registers` per thread (an estimate with row floats or chunk
+ * arrays held in registers) leave ptxas FLOATS_REGISTER_MARGIN under its
+ * 255 and stay within the launch bounds of `threads` per block. */
+static bool held_registers_fit(const fv_device *device, int registers, int threads)
+{
+    return registers <= MAX_REGISTERS - FLOATS_REGISTER_MARGIN &&
+           registers <= launch_bounds_registers(device, threads);
+}
+
 /* `c` with every row buffer held as float in registers for its row (each
  * buffer's elements per thread added to the estimate). */
 static candidate with_row_floats(const buffered_inputs *buffers, int vector, const candidate *c)
@@ -1082,8 +1091,7 @@ static void hold_forward_row_floats(const buffered_inputs *buffers, const fv_dev
         if (buffers->element_bytes[i] != 2)
             return;
     candidate held = with_row_floats(buffers, vector, c);
-    if (held.registers > MAX_REGISTERS - FLOATS_REGISTER_MARGIN ||
-        held.registers > launch_bounds_registers(device, held.threads))
+    if (!held_registers_fit(device, held.registers, held.threads))
         return;
     occupancy(device, &held);
     if (held.blocks_per_sm > 0)
@@ -1850,8 +1858,7 @@ static void hold_warp_row_floats(const search_problem *p, int warps, candidate *
         return;
     int registers = lanes->registers + p->buffers->count * lanes->span_batch *
                                        span_chunk_elements(p->buffers);
-    if (registers > MAX_REGISTERS - FLOATS_REGISTER_MARGIN ||
-        registers > launch_bounds_registers(p->device, lanes->threads))
+    if (!held_registers_fit(p->device, registers, lanes->threads))
         return;
     lanes->row_floats = all_buffers(p->buffers);
     lanes->registers = registers;
@@ -1890,18 +1897,14 @@ static bool take_span_chunks(const search_problem *p, candidate *c)
     int chunk = span_chunk_elements(p->buffers);
     int64_t chunks = (p->inner + 2 * chunk - 2) / chunk;
     candidate lanes = *c;
-    lanes.span_batch = (int)((chunks + c->block_x - 1) / c->block_x);
-    int steps = lanes.span_batch * c->block_x;  /* a chunk each */
     int warps = warps_per_span_row(chunks, p->buffers->element_bytes[0]);
-    if (warps > 0) {
+    if (warps > 0)
         lanes.block_x = lanes.threads = warps * WARP_THREADS;
-        lanes.span_batch = (int)((chunks + lanes.block_x - 1) / lanes.block_x);
-    } else if (!chunks_fill_steps(chunks, steps) &&
-               !(p->buffers->cached_count > 0 && fit_block_to_chunks(chunks, &lanes))) {
+    lanes.span_batch = (int)((chunks + lanes.block_x - 1) / lanes.block_x);
+    if (warps == 0 && !chunks_fill_steps(chunks, (int64_t)lanes.span_batch * lanes.block_x) &&
+        !(p->buffers->cached_count > 0 && fit_block_to_chunks(chunks, &lanes)))
         return false;  /* under 3/4 of the thread steps would hold a chunk */
-    }
-    steps = lanes.span_batch * lanes.block_x;
-    lanes.row_capacity = steps * chunk;
+    lanes.row_capacity = lanes.span_batch * lanes.block_x * chunk;
     int grown = lanes.span_batch * chunk - c->batch * p->vector;
     int arrays = __builtin_popcount(c->row_floats) + c->held_values +
                  (c->weight_floats ? p->buffers->cached_count : 0);
@@ -1909,8 +1912,7 @@ static bool take_span_chunks(const search_problem *p, candidate *c)
     hold_warp_row_floats(p, warps, &lanes);
     lanes.shared_bytes = (int)placement_bytes(p->buffers, &lanes);
     if (lanes.shared_bytes > shared_budget(p->device) ||
-        lanes.registers > MAX_REGISTERS - FLOATS_REGISTER_MARGIN ||
-        lanes.registers > launch_bounds_registers(p->device, lanes.threads))
+        !held_registers_fit(p->device, lanes.registers, lanes.threads))
         return false;
     occupancy(p->device, &lanes);
     if (lanes.blocks_per_sm == 0)
