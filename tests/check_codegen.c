@@ -764,6 +764,51 @@ START_TEST(division_by_a_row_value_is_a_reciprocal_multiply)
 }
 END_TEST
 
+/* Values of the row, not along it (layer norm's invstd, the backward's
+ * means of the row sums), are computed once per row before the epilogue's
+ * loop over the row's chunks, not in each chunk: the loop declares only
+ * arrays along the row (`float v<n>[8]`), no `const float v<n> =`; layer
+ * norm forward calls rsqrtf twice, for the epilogue and for the row's own
+ * invstd output. */
+START_TEST(row_values_are_computed_before_the_chunk_loop)
+{
+    static const struct {
+        norm_kind kind;
+        int64_t hidden;
+        const char *expected;
+    } kernels[] = {
+        {NORM_LAYER_FORWARD, 4095, "inner_persistent"},
+        {NORM_LAYER_FORWARD, 4096, "inner_persistent"},
+        {NORM_RMS_FORWARD, 4096, "inner_persistent"},
+        {NORM_LAYER_BACKWARD, 2048, "inner_outer_persistent"},
+    };
+    for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++) {
+        char *source = generate_one(multiwave_families, kernels[k].kind, FV_BF16, 16384,
+                                    kernels[k].hidden, kernels[k].expected);
+        const char *code = kernel_code(source);
+        const char *epilogue = strstr(code, "if (row_active) {");
+        ck_assert_ptr_nonnull(epilogue);
+        const char *chunks = strstr(epilogue, "for (int b = 0;");
+        const char *store = chunks ? strstr(chunks, "fv_store") : NULL;
+        ck_assert_ptr_nonnull(store);
+        const char *row_value = strstr(epilogue, "const float v");
+        ck_assert_msg(row_value != NULL && row_value < chunks,
+                      "no row value before the chunk loop (hidden %lld)",
+                      (long long)kernels[k].hidden);
+        for (const char *at = chunks; (at = strstr(at, "const float v")) != NULL && at < store; at++)
+            ck_assert_msg(0, "a row value in the chunk loop (hidden %lld): %.40s",
+                          (long long)kernels[k].hidden, at);
+        if (kernels[k].kind == NORM_LAYER_FORWARD) {
+            const char *first = strstr(code, "rsqrtf(");
+            const char *second = first ? strstr(first + 1, "rsqrtf(") : NULL;
+            ck_assert_ptr_nonnull(second);
+            ck_assert_ptr_null(strstr(second + 1, "rsqrtf("));
+        }
+        free(source);
+    }
+}
+END_TEST
+
 /* Softmax's sum pass keeps each exp in registers for the epilogue, which
  * divides it without reading the row or calling expf again: one expf per
  * element (bf16 16384 x 4096 on the H100: batch 4 of 8-element vectors). */
@@ -1072,6 +1117,7 @@ static Suite *codegen_suite(void)
     tcase_add_test(tcase, tma_inner_persistent_kernel_structure);
     tcase_add_test(tcase, tma_inner_groups_chained_reductions);
     tcase_add_test(tcase, division_by_a_row_value_is_a_reciprocal_multiply);
+    tcase_add_test(tcase, row_values_are_computed_before_the_chunk_loop);
     tcase_add_test(tcase, softmax_keeps_its_exp_for_the_epilogue);
     tcase_add_test(tcase, odd_rows_are_copied_as_aligned_chunks);
     tcase_add_test(tcase, odd_forward_rows_compute_on_span_chunks);

@@ -4058,6 +4058,28 @@ static fv_status end_grouped_pass(persistent_emit *p, const char *name, const ch
  * reductions (sums, maxima, and the sum of each var_mean), then their
  * block reductions, declaring each reduction's result (and var_mean's
  * mean<r>). */
+/* Computes, before a pass's loop over the row's chunks, the values of the
+ * row (not along it) that the pass reads, given its targets in p->targets:
+ * once per row instead of once per chunk (the compiler did not merge the
+ * chunks' copies: layer norm's rsqrt ran once per chunk).  They are
+ * computed after the pass saved the declared values, so they stay in the
+ * pass's scope. */
+static void emit_row_values_before_chunks(persistent_emit *p, const char *row)
+{
+    const fv_segment_view *view = p->view;
+    const fv_fusion *fusion = view->fusion;
+    bool *row_values = calloc((size_t)fusion->value_count + 1, sizeof(bool));
+    if (row_values == NULL)
+        return;  /* the values are then computed in the loop, as before */
+    memcpy(row_values, p->targets, (size_t)fusion->value_count + 1);
+    fv_family_needed_closure(view, row_values);
+    for (int32_t v = 0; v < fusion->value_count; v++)
+        row_values[v] = row_values[v] && fusion->values[v].kind == FV_VALUE_TENSOR &&
+                        !fv_codegen_spans_inner(view, v) && !p->e.declared[v];
+    fv_codegen_compute(&p->e, row_values, (fv_emit_index){row, "0"});
+    free(row_values);
+}
+
 static fv_status emit_level_first_pass(persistent_emit *p, int level,
                                        const level_reductions *reductions, bool keeps)
 {
@@ -4078,11 +4100,12 @@ static fv_status emit_level_first_pass(persistent_emit *p, int level,
     if (keeps)
         declare_held_values(p);
     bool *saved = fv_codegen_save(e);
-    open_batch_loop(e, params, "row_active && ");
     memset(p->targets, 0, (size_t)fusion->value_count + 1);
     for (int r = 0; r < a->inner_count; r++)
         if (a->inner_level[r] == level)
             p->targets[a->inner[r]->inputs[0]] = true;
+    emit_row_values_before_chunks(p, "safe_row");
+    open_batch_loop(e, params, "row_active && ");
     fv_codegen_compute(e, p->targets, (fv_emit_index){"safe_row", "column"});
     if (keeps && reductions->var_means == 0)
         keep_held_values(p);
@@ -4163,6 +4186,7 @@ static fv_status emit_level_squares_pass(persistent_emit *p, int level, int var_
         begin_grouped_pass(p);
     fv_codegen_line(e, "float squares%d[%d] = {};  // var_mean, pass 2", level, var_means);
     bool *saved = fv_codegen_save(e);
+    emit_row_values_before_chunks(p, "safe_row");
     open_batch_loop(e, params, "row_active && ");
     fv_codegen_compute(e, p->targets, (fv_emit_index){"safe_row", "column"});
     if (keeps)
@@ -4265,6 +4289,13 @@ static void emit_epilogue(persistent_emit *p)
     const persistent_analysis *a = &p->analysis;
     e->out = &p->epilogue;
     bool *saved = fv_codegen_save(e);
+    memset(p->targets, 0, (size_t)fusion->value_count + 1);
+    for (int32_t o = 0; o < fusion->output_count; o++)
+        p->targets[fusion->outputs[o]] = fv_codegen_spans_inner(p->view, fusion->outputs[o]) &&
+                                         fv_codegen_spans_outer(p->view, fusion->outputs[o]);
+    for (int r = 0; r < a->outer_count; r++)
+        p->targets[a->outer[r]->inputs[0]] = true;
+    emit_row_values_before_chunks(p, "row");
     open_batch_loop(e, p->params, "");
     read_held_values(p);
     for (int32_t o = 0; o < fusion->output_count; o++) {
