@@ -17,7 +17,10 @@
 #     warp-specialized kernel is set aside for spilling unless its heuristic
 #     judged it not good: the kernel that ran does not spill, but one that
 #     was set aside ran the other approach quietly (four bf16 kernels did so
-#     from 04ec007 to this check).
+#     from 04ec007 to this check);
+#  5. tests/chained/ (two reduction levels, the second a var_mean of a value
+#     scaled by a row value of the first) compiles as planned and with the
+#     warp-specialized approach forced, grouped TMA steps among them.
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
@@ -139,4 +142,10 @@ compile_sweep() {
   run_compile "$tool" "$arch" "$work" "$arch-bench-ws" bench/ --approach ws
   check_compiled "$work/$arch-bench-ws.log" "$status" 78 '@ws '
   check_set_aside "$work/$arch-bench-ws.h5"
+
+  compile_checked "$tool" "$arch" "$work" "$arch-chained" tests/chained/ 16
+  run_compile "$tool" "$arch" "$work" "$arch-chained-ws" tests/chained/ --approach ws
+  check_compiled "$work/$arch-chained-ws.log" "$status" 16 '@ws '
+  [ "$(rows_with "$work/$arch-chained-ws.h5" inner_tma)" -ge 1 ] ||
+    fail "$arch: no tests/chained case took a TMA inner persistent kernel (grouped steps)"
 }

@@ -4054,32 +4054,67 @@ static fv_status end_grouped_pass(persistent_emit *p, const char *name, const ch
     return FV_OK;
 }
 
+/* Computes, before a pass's loop over the row's chunks, the values of the
+ * row (not along it) that the pass reads, given its targets in p->targets:
+ * once per row instead of once per chunk (the compiler did not merge the
+ * chunks' copies: layer norm's rsqrt ran once per chunk).  Values already
+ * declared are neither computed again nor followed to their inputs, and
+ * reductions are not computed here (their passes declare them).  Fails only
+ * with FV_ERR_NOMEM. */
+static fv_status emit_row_values_before_chunks(persistent_emit *p, const char *row)
+{
+    const fv_segment_view *view = p->view;
+    const fv_fusion *fusion = view->fusion;
+    const bool *declared = p->e.declared;
+    bool *needed = calloc((size_t)fusion->value_count + 1, sizeof(bool));
+    FV_CHECK_ALLOC(needed);
+    memcpy(needed, p->targets, (size_t)fusion->value_count + 1);
+    for (int32_t i = view->op_count - 1; i >= 0; i--) {
+        const fv_op *op = &fusion->ops[view->order[i]];
+        if (!needed[op->outputs[0]] || declared[op->outputs[0]] ||
+            (fv_ir_op_category(op->kind) == FV_CATEGORY_REDUCTION &&
+             !fv_ir_is_trivial_reduction(fusion, op)))
+            continue;
+        for (int k = 0; k < op->input_count; k++)
+            needed[op->inputs[k]] = true;
+    }
+    for (int32_t i = 0; i < view->op_count; i++) {
+        const fv_op *op = &fusion->ops[view->order[i]];
+        if (fv_ir_op_category(op->kind) == FV_CATEGORY_REDUCTION &&
+            !fv_ir_is_trivial_reduction(fusion, op))
+            for (int k = 0; k < op->output_count; k++)
+                needed[op->outputs[k]] = false;
+    }
+    for (int32_t v = 0; v < fusion->value_count; v++)
+        needed[v] = needed[v] && fusion->values[v].kind == FV_VALUE_TENSOR &&
+                    !fv_codegen_spans_inner(view, v) && !declared[v];
+    fv_codegen_compute(&p->e, needed, (fv_emit_index){row, "0"});
+    free(needed);
+    return FV_OK;
+}
+
+/* Opens a pass over the row's chunks: saves the declared values into
+ * *saved (the pass restores them after its loop) and computes the row
+ * values the pass reads (emit_row_values_before_chunks).  In a grouped step
+ * each pass is the body of its own loop over the step's rows, so they are
+ * computed after the save and forgotten with the pass; otherwise every pass
+ * is at the row's scope, so they are computed before it and stay declared
+ * for the passes after it and the epilogue (declaring them again there
+ * would not compile).  Fails only with FV_ERR_NOMEM. */
+static fv_status begin_chunk_pass(persistent_emit *p, const char *row, bool **saved)
+{
+    if (!p->grouped)
+        FV_TRY(emit_row_values_before_chunks(p, row));
+    *saved = fv_codegen_save(&p->e);
+    if (p->grouped)
+        FV_TRY(emit_row_values_before_chunks(p, row));
+    return FV_OK;
+}
+
 /* The first pass of a level: one pass over the row buffers for all its
  * reductions (sums, maxima, and the sum of each var_mean), then their
  * block reductions, declaring each reduction's result (and var_mean's
  * mean<r>). */
-/* Computes, before a pass's loop over the row's chunks, the values of the
- * row (not along it) that the pass reads, given its targets in p->targets:
- * once per row instead of once per chunk (the compiler did not merge the
- * chunks' copies: layer norm's rsqrt ran once per chunk).  They are
- * computed after the pass saved the declared values, so they stay in the
- * pass's scope. */
-static void emit_row_values_before_chunks(persistent_emit *p, const char *row)
-{
-    const fv_segment_view *view = p->view;
-    const fv_fusion *fusion = view->fusion;
-    bool *row_values = calloc((size_t)fusion->value_count + 1, sizeof(bool));
-    if (row_values == NULL)
-        return;  /* the values are then computed in the loop, as before */
-    memcpy(row_values, p->targets, (size_t)fusion->value_count + 1);
-    fv_family_needed_closure(view, row_values);
-    for (int32_t v = 0; v < fusion->value_count; v++)
-        row_values[v] = row_values[v] && fusion->values[v].kind == FV_VALUE_TENSOR &&
-                        !fv_codegen_spans_inner(view, v) && !p->e.declared[v];
-    fv_codegen_compute(&p->e, row_values, (fv_emit_index){row, "0"});
-    free(row_values);
-}
-
 static fv_status emit_level_first_pass(persistent_emit *p, int level,
                                        const level_reductions *reductions, bool keeps)
 {
@@ -4099,12 +4134,12 @@ static fv_status emit_level_first_pass(persistent_emit *p, int level,
                         p->grouped ? "this row's sums" : "grouped: one block reduction for all");
     if (keeps)
         declare_held_values(p);
-    bool *saved = fv_codegen_save(e);
     memset(p->targets, 0, (size_t)fusion->value_count + 1);
     for (int r = 0; r < a->inner_count; r++)
         if (a->inner_level[r] == level)
             p->targets[a->inner[r]->inputs[0]] = true;
-    emit_row_values_before_chunks(p, "safe_row");
+    bool *saved = NULL;
+    FV_TRY(begin_chunk_pass(p, "safe_row", &saved));
     open_batch_loop(e, params, "row_active && ");
     fv_codegen_compute(e, p->targets, (fv_emit_index){"safe_row", "column"});
     if (keeps && reductions->var_means == 0)
@@ -4185,8 +4220,8 @@ static fv_status emit_level_squares_pass(persistent_emit *p, int level, int var_
     if (p->grouped)
         begin_grouped_pass(p);
     fv_codegen_line(e, "float squares%d[%d] = {};  // var_mean, pass 2", level, var_means);
-    bool *saved = fv_codegen_save(e);
-    emit_row_values_before_chunks(p, "safe_row");
+    bool *saved = NULL;
+    FV_TRY(begin_chunk_pass(p, "safe_row", &saved));
     open_batch_loop(e, params, "row_active && ");
     fv_codegen_compute(e, p->targets, (fv_emit_index){"safe_row", "column"});
     if (keeps)
@@ -4281,21 +4316,24 @@ static int scratch_per_row(const persistent_analysis *a, bool grouped)
     return 32 * most;
 }
 
-/* Outputs along the row, outer partials, and row-level outputs. */
-static void emit_epilogue(persistent_emit *p)
+/* Outputs along the row, outer partials, and row-level outputs.  The row
+ * values the loop over the chunks reads are computed before it and stay
+ * declared for the row-level outputs after it.  Fails only with
+ * FV_ERR_NOMEM. */
+static fv_status emit_epilogue(persistent_emit *p)
 {
     fv_emitter *e = &p->e;
     const fv_fusion *fusion = p->view->fusion;
     const persistent_analysis *a = &p->analysis;
     e->out = &p->epilogue;
-    bool *saved = fv_codegen_save(e);
     memset(p->targets, 0, (size_t)fusion->value_count + 1);
     for (int32_t o = 0; o < fusion->output_count; o++)
         p->targets[fusion->outputs[o]] = fv_codegen_spans_inner(p->view, fusion->outputs[o]) &&
                                          fv_codegen_spans_outer(p->view, fusion->outputs[o]);
     for (int r = 0; r < a->outer_count; r++)
         p->targets[a->outer[r]->inputs[0]] = true;
-    emit_row_values_before_chunks(p, "row");
+    FV_TRY(emit_row_values_before_chunks(p, "row"));
+    bool *saved = fv_codegen_save(e);
     open_batch_loop(e, p->params, "");
     read_held_values(p);
     for (int32_t o = 0; o < fusion->output_count; o++) {
@@ -4329,7 +4367,7 @@ static void emit_epilogue(persistent_emit *p)
         any_row_output = any_row_output || (fv_codegen_spans_outer(p->view, fusion->outputs[o]) &&
                                             !fv_codegen_spans_inner(p->view, fusion->outputs[o]));
     if (!any_row_output)
-        return;
+        return FV_OK;
     fv_codegen_line(e, clustered(p->params) ? "if (threadIdx.x == 0 && cluster_rank == 0) {"
                                                      : "if (threadIdx.x == 0) {");
     e->indent += 4;
@@ -4342,6 +4380,7 @@ static void emit_epilogue(persistent_emit *p)
     }
     e->indent -= 4;
     fv_codegen_line(e, "}");
+    return FV_OK;
 }
 
 /* The block's row groups add their partials in shared memory, in row-group
@@ -4789,7 +4828,7 @@ static fv_status emit_sections(persistent_emit *p)
     p->e.out = &p->stages;
     for (int level = 1; level <= p->analysis.levels; level++)
         FV_TRY(emit_reduction_level(p, level));
-    emit_epilogue(p);
+    FV_TRY(emit_epilogue(p));
     FV_TRY(fv_text_status(&p->grouped_rows));
     if (p->analysis.outer_count > 0) {
         emit_partials(p);
