@@ -146,6 +146,12 @@ compile_sweep() {
   compile_checked "$tool" "$arch" "$work" "$arch-chained" tests/chained/ 16
   run_compile "$tool" "$arch" "$work" "$arch-chained-ws" tests/chained/ --approach ws
   check_compiled "$work/$arch-chained-ws.log" "$status" 16 '@ws '
-  [ "$(rows_with "$work/$arch-chained-ws.h5" inner_tma)" -ge 1 ] ||
-    fail "$arch: no tests/chained case took a TMA inner persistent kernel (grouped steps)"
+  # the four rows of 1024 elements take TMA kernels; the two at N = 2048 in
+  # grouped steps of 2 rows, whose passes each compute the row values
+  [ "$(rows_with "$work/$arch-chained-ws.h5" inner_tma)" -ge 4 ] ||
+    fail "$arch: tests/chained: fewer than 4 cases took TMA inner persistent kernels"
+  local grouped
+  grouped=$(h5dump -w 0 -d /results "$work/$arch-chained-ws.h5" | grep -c '2 rows per step' || true)
+  [ "$grouped" -ge 2 ] ||
+    fail "$arch: tests/chained: only $grouped cases took grouped steps of 2 rows (2 expected)"
 }

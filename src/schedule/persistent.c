@@ -4106,8 +4106,14 @@ static fv_status begin_chunk_pass(persistent_emit *p, const char *row, bool **sa
     if (!p->grouped)
         FV_TRY(emit_row_values_before_chunks(p, row));
     *saved = fv_codegen_save(&p->e);
-    if (p->grouped)
-        FV_TRY(emit_row_values_before_chunks(p, row));
+    if (p->grouped) {
+        fv_status status = emit_row_values_before_chunks(p, row);
+        if (status != FV_OK) {
+            free(*saved);
+            *saved = NULL;
+            return status;
+        }
+    }
     return FV_OK;
 }
 
