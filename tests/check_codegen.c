@@ -8,16 +8,16 @@
 #include <string.h>
 
 #include "codegen/emit.h"
+#include "frontend/frontend.h"
 #include "norm_fusions.h"
 #include "segment/segment.h"
 #include "test_support.h"
 
-/* Sources of every segment of a norm case; *count segments. */
-static char **generate_with(const fv_scheduler *const *families, norm_kind kind, fv_dtype dtype,
-                            int64_t rows, int64_t hidden, int *count, char names[][32])
+/* Sources of every segment of case c (planned for the H100) by `families`;
+ * *count segments, their families' names in `names`. */
+static char **generate_case_with(const fv_scheduler *const *families, const fv_case *c, int *count,
+                                 char names[][32])
 {
-    fv_case *c = norm_case(kind, dtype, rows, hidden, 0);
-    ck_assert_ptr_nonnull(c);
     fv_segmentation s;
     FV_ASSERT_OK(fv_segment_fusion_with(c->fusion, families, &s));
     fv_device device;
@@ -37,6 +37,16 @@ static char **generate_with(const fv_scheduler *const *families, norm_kind kind,
     }
     *count = s.count;
     fv_segmentation_free(&s);
+    return sources;
+}
+
+/* Sources of every segment of a norm case; *count segments. */
+static char **generate_with(const fv_scheduler *const *families, norm_kind kind, fv_dtype dtype,
+                            int64_t rows, int64_t hidden, int *count, char names[][32])
+{
+    fv_case *c = norm_case(kind, dtype, rows, hidden, 0);
+    ck_assert_ptr_nonnull(c);
+    char **sources = generate_case_with(families, c, count, names);
     fv_case_free(c);
     return sources;
 }
@@ -810,6 +820,39 @@ START_TEST(row_values_are_computed_before_the_chunk_loop)
 }
 END_TEST
 
+/* A second reduction level that reads a row value of the first
+ * (tests/chained: z = x * rsqrt(mean(x^2) + eps), then var_mean(z)).  Outside
+ * grouped steps the passes share the row's scope, so each row value is
+ * declared once in the kernel: a second declaration there does not compile
+ * (f81c6d6 made one in the squares pass). */
+START_TEST(row_values_are_declared_once_a_row)
+{
+    fv_case_list list = {0};
+    FV_ASSERT_OK(fv_frontend_expand_sweep(
+        fv_test_source_path("tests/chained/rms_scaled_then_standardized.sweep"), &list, NULL, 0));
+    ck_assert_int_eq(list.count, 16);
+    for (int32_t i = 0; i < list.count; i++) {
+        char names[4][32];
+        int count;
+        char **sources = generate_case_with(multiwave_families, list.cases[i], &count, names);
+        ck_assert_int_eq(count, 1);
+        ck_assert_str_eq(names[0], "inner_persistent");
+        const char *code = kernel_code(sources[0]);
+        for (const char *at = code; (at = strstr(at, "const float v")) != NULL; at++) {
+            int value;
+            if (sscanf(at, "const float v%d =", &value) != 1)
+                continue;
+            char declaration[40];
+            snprintf(declaration, sizeof declaration, "const float v%d =", value);
+            ck_assert_msg(strstr(at + 1, declaration) == NULL, "%s declared twice in %s",
+                          declaration, list.cases[i]->id);
+        }
+        free_sources(sources, count);
+    }
+    fv_case_list_free(&list);
+}
+END_TEST
+
 /* Softmax's sum pass keeps each exp in registers for the epilogue, which
  * divides it without reading the row or calling expf again: one expf per
  * element (bf16 16384 x 4096 on the H100: batch 4 of 8-element vectors). */
@@ -1119,6 +1162,7 @@ static Suite *codegen_suite(void)
     tcase_add_test(tcase, tma_inner_groups_chained_reductions);
     tcase_add_test(tcase, division_by_a_row_value_is_a_reciprocal_multiply);
     tcase_add_test(tcase, row_values_are_computed_before_the_chunk_loop);
+    tcase_add_test(tcase, row_values_are_declared_once_a_row);
     tcase_add_test(tcase, softmax_keeps_its_exp_for_the_epilogue);
     tcase_add_test(tcase, odd_rows_are_copied_as_aligned_chunks);
     tcase_add_test(tcase, odd_forward_rows_compute_on_span_chunks);
