@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_gpu_cases.sh: on a machine with a GPU, every case of the small test
 # sweeps (tests/cases: edge shapes included; tests/long_rows: rows no
-# persistent budget holds) runs and passes against the fp64 references, and
+# persistent budget holds; tests/chained: a second reduction level reading
+# a row value of the first) runs and passes against the fp64 references, and
 # (where nvcc is) tests/nan_maximum.cu checks the NaN-propagating maximum and
 # tests/exp_fast_accuracy.cu fv_exp_fast's error model.
 # Without a GPU it prints SKIP and passes.  `ci/gpu-test` runs the
@@ -50,6 +51,17 @@ fi
     --kernel-cache "$work/kernels" > "$work/long.log"
 [ "$(grep -c '^pass .* 1 kernel ' "$work/long.log")" -eq 4 ] ||
   { echo "FAIL: the long rows did not all pass in one kernel" >&2; cat "$work/long.log" >&2; exit 1; }
+# two reduction levels, the second reading a row value of the first
+# (tests/chained), as planned and with the warp-specialized approach forced
+# (grouped TMA steps at N = 2048): every case passes
+for approach in auto ws; do
+  "$tool" run tests/chained --approach "$approach" --require-gpu --repeats 3 \
+      -o "$work/chained-$approach.h5" --refs "$work/refs" --kernel-cache "$work/kernels" \
+      > "$work/chained-$approach.log"
+  [ "$(grep -c '^pass ' "$work/chained-$approach.log")" -eq 16 ] ||
+    { echo "FAIL: tests/chained ($approach): not every case passed" >&2
+      cat "$work/chained-$approach.log" >&2; exit 1; }
+done
 # fv_maximum / fv_minimum on floats (max.NaN / min.NaN) agree with the
 # compare-and-select form on every pair of special values
 . tests/compile_sweep.sh  # build_device_check (the working directory is the source)
