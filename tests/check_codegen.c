@@ -805,9 +805,10 @@ START_TEST(row_values_are_computed_before_the_chunk_loop)
         ck_assert_msg(row_value != NULL && row_value < chunks,
                       "no row value before the chunk loop (hidden %lld)",
                       (long long)kernels[k].hidden);
-        for (const char *at = chunks; (at = strstr(at, "const float v")) != NULL && at < store; at++)
-            ck_assert_msg(0, "a row value in the chunk loop (hidden %lld): %.40s",
-                          (long long)kernels[k].hidden, at);
+        const char *inside = strstr(chunks, "const float v");
+        ck_assert_msg(inside == NULL || inside >= store,
+                      "a row value in the chunk loop (hidden %lld): %.40s",
+                      (long long)kernels[k].hidden, inside);
         if (kernels[k].kind != NORM_LAYER_BACKWARD) {
             const char *first = strstr(code, "rsqrtf(");
             ck_assert_ptr_nonnull(first);

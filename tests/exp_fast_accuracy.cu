@@ -19,10 +19,7 @@
 #include "common.cuh"
 #include "../validate/fast_exp_model.h"  // the model's constants, the evaluator's too
 
-constexpr double kFastUnits = FV_FAST_EXP_UNITS;
-constexpr double kArgumentTerm = FV_FAST_EXP_ARGUMENT_UNITS;  // per unit of |a|
 constexpr double kUnitRoundoff = 1.0 / 16777216.0;  // 2^-24
-constexpr float kHighest = FV_FAST_EXP_HIGHEST_ARGUMENT;
 
 struct Worst {
     unsigned long long failures;
@@ -56,7 +53,7 @@ __global__ void check_range(unsigned first, unsigned long long count, Worst *wor
         return;
     const unsigned bits = first + (unsigned)index;
     const float a = __uint_as_float(bits);
-    if (!(a >= -104.0f && a <= kHighest))
+    if (!(a >= -104.0f && a <= FV_FAST_EXP_HIGHEST_ARGUMENT))
         return;
     const float r = fv_exp_fast(a);
     const double exact = exp((double)a);
@@ -65,7 +62,8 @@ __global__ void check_range(unsigned first, unsigned long long count, Worst *wor
     double unit_error = 0;
     if (unit_exact >= 0x1p-126 && r != 0)
         unit_error = fabs((double)r / unit_exact - 1) / kUnitRoundoff;
-    const double allowed_relative = (kFastUnits + kArgumentTerm * fabs((double)a)) * kUnitRoundoff;
+    const double allowed_relative =
+        (FV_FAST_EXP_UNITS + FV_FAST_EXP_ARGUMENT_UNITS * fabs((double)a)) * kUnitRoundoff;
     const double flushed = exact < 0x1p-126 ? exact : 0;
     const double error = fabs((double)r - exact);
     const bool ok = error <= flushed + allowed_relative * exact;
@@ -76,7 +74,8 @@ __global__ void check_range(unsigned first, unsigned long long count, Worst *wor
     if (unit_error > 0)
         atomic_max_double(&worst->unit_error, unit_error, &worst->unit_error_bits, bits);
     if (exact >= 0x1p-126) {
-        const double slack = error / (kUnitRoundoff * exact) - kArgumentTerm * fabs((double)a);
+        const double slack =
+            error / (kUnitRoundoff * exact) - FV_FAST_EXP_ARGUMENT_UNITS * fabs((double)a);
         atomic_max_double(&worst->model_slack, slack, &worst->model_slack_bits, bits);
     }
 }
@@ -126,14 +125,14 @@ int main(void)
         return 1;
     memset(worst, 0, sizeof *worst);
     // Non-negative floats 0 .. 88.72, then negative ones -0 .. -104 (sign bit set).
-    if (!check_patterns(0u, float_bits(kHighest), worst) ||
+    if (!check_patterns(0u, float_bits(FV_FAST_EXP_HIGHEST_ARGUMENT), worst) ||
         !check_patterns(0x80000000u, float_bits(-104.0f), worst))
         return 1;
     printf("exp_fast_accuracy: %llu arguments in [-104, 88.72]; special-function unit's own "
            "error at most %.3f u (a = %.9g); |r - e^a| at most (%.3f + 1.25|a|) u e^a "
            "(a = %.9g); model: (%.0f + 1.25|a|) u e^a, flushed below 2^-126\n",
            worst->checked, worst->unit_error, bits_float(worst->unit_error_bits),
-           worst->model_slack, bits_float(worst->model_slack_bits), kFastUnits);
+           worst->model_slack, bits_float(worst->model_slack_bits), FV_FAST_EXP_UNITS);
     if (worst->failures != 0) {
         fprintf(stderr, "exp_fast_accuracy: FAIL: %llu arguments outside the model, the first a = %.9g\n",
                 worst->failures, bits_float(worst->first_failure_bits));

@@ -513,13 +513,10 @@ static void emit_load(fv_emitter *emitter, int32_t value, fv_emit_index where)
     emitter->declared[value] = true;
 }
 
-void fv_codegen_compute(fv_emitter *emitter, const bool *targets, fv_emit_index where)
+void fv_codegen_needed(const fv_emitter *emitter, const bool *targets, bool *needed)
 {
     const fv_segment_view *view = emitter->view;
     const fv_fusion *fusion = view->fusion;
-    bool *needed = calloc((size_t)fusion->value_count + 1, sizeof(bool));
-    if (needed == NULL)
-        return;
     for (int32_t v = 0; v < fusion->value_count; v++)
         needed[v] = targets[v] && !emitter->declared[v];
     for (int32_t i = view->op_count - 1; i >= 0; i--) {
@@ -532,6 +529,16 @@ void fv_codegen_compute(fv_emitter *emitter, const bool *targets, fv_emit_index 
                 fusion->values[op->inputs[k]].kind == FV_VALUE_TENSOR)
                 needed[op->inputs[k]] = true;
     }
+}
+
+void fv_codegen_compute(fv_emitter *emitter, const bool *targets, fv_emit_index where)
+{
+    const fv_segment_view *view = emitter->view;
+    const fv_fusion *fusion = view->fusion;
+    bool *needed = calloc((size_t)fusion->value_count + 1, sizeof(bool));
+    if (needed == NULL)
+        return;
+    fv_codegen_needed(emitter, targets, needed);
     for (int32_t i = 0; i < fusion->input_count; i++) {
         int32_t id = fusion->inputs[i];
         if (needed[id] && fusion->values[id].kind == FV_VALUE_TENSOR)

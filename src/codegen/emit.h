@@ -94,6 +94,12 @@ int32_t fv_codegen_scalar_params(const fv_segment_view *view, int32_t *ids);
 /* The kernel's parameter list (without parentheses), one per line. */
 void fv_codegen_parameters(const fv_segment_view *view, fv_text *out);
 
+/* Sets needed[v] (value_count + 1 flags) for each value fv_codegen_compute
+ * would compute for `targets`: the targets not declared yet and the
+ * undeclared tensors they are computed from, back to reductions (whose
+ * inputs are not followed). */
+void fv_codegen_needed(const fv_emitter *emitter, const bool *targets, bool *needed);
+
 /* Emits the loads and ops that compute every value with targets[v] set
  * (and whatever they need) that is not declared yet, in topological order.
  * Reductions are not emitted: their results must have been declared. */

@@ -4057,37 +4057,17 @@ static fv_status end_grouped_pass(persistent_emit *p, const char *name, const ch
 /* Computes, before a pass's loop over the row's chunks, the values of the
  * row (not along it) that the pass reads, given its targets in p->targets:
  * once per row instead of once per chunk (the compiler did not merge the
- * chunks' copies: layer norm's rsqrt ran once per chunk).  Values already
- * declared are neither computed again nor followed to their inputs, and
- * reductions are not computed here (their passes declare them).  Fails only
- * with FV_ERR_NOMEM. */
+ * chunks' copies: layer norm's rsqrt ran once per chunk).  Of what the pass
+ * needs (fv_codegen_needed: nothing declared, no reduction followed), the
+ * values not along the row.  Fails only with FV_ERR_NOMEM. */
 static fv_status emit_row_values_before_chunks(persistent_emit *p, const char *row)
 {
     const fv_segment_view *view = p->view;
-    const fv_fusion *fusion = view->fusion;
-    const bool *declared = p->e.declared;
-    bool *needed = calloc((size_t)fusion->value_count + 1, sizeof(bool));
+    bool *needed = calloc((size_t)view->fusion->value_count + 1, sizeof(bool));
     FV_CHECK_ALLOC(needed);
-    memcpy(needed, p->targets, (size_t)fusion->value_count + 1);
-    for (int32_t i = view->op_count - 1; i >= 0; i--) {
-        const fv_op *op = &fusion->ops[view->order[i]];
-        if (!needed[op->outputs[0]] || declared[op->outputs[0]] ||
-            (fv_ir_op_category(op->kind) == FV_CATEGORY_REDUCTION &&
-             !fv_ir_is_trivial_reduction(fusion, op)))
-            continue;
-        for (int k = 0; k < op->input_count; k++)
-            needed[op->inputs[k]] = true;
-    }
-    for (int32_t i = 0; i < view->op_count; i++) {
-        const fv_op *op = &fusion->ops[view->order[i]];
-        if (fv_ir_op_category(op->kind) == FV_CATEGORY_REDUCTION &&
-            !fv_ir_is_trivial_reduction(fusion, op))
-            for (int k = 0; k < op->output_count; k++)
-                needed[op->outputs[k]] = false;
-    }
-    for (int32_t v = 0; v < fusion->value_count; v++)
-        needed[v] = needed[v] && fusion->values[v].kind == FV_VALUE_TENSOR &&
-                    !fv_codegen_spans_inner(view, v) && !declared[v];
+    fv_codegen_needed(&p->e, p->targets, needed);
+    for (int32_t v = 0; v < view->fusion->value_count; v++)
+        needed[v] = needed[v] && !fv_codegen_spans_inner(view, v);
     fv_codegen_compute(&p->e, needed, (fv_emit_index){row, "0"});
     free(needed);
     return FV_OK;
