@@ -199,6 +199,28 @@ __device__ __forceinline__ void fv_copy_elements(T *shared, const T *__restrict_
         shared[i] = global[i];
 }
 
+// Copies elements [column, column + N) of a row-constant tensor of `length`
+// elements (global: its element `column`, 16-byte aligned) to shared[0..N),
+// which need not be aligned (the rows' shift on span chunks): one 16-byte load
+// (an explicit non-coherent vector load, which the compiler cannot split) and
+// N element stores; the tensor's last chunk, if short, element by element.
+template <int N, typename T>
+__device__ __forceinline__ void fv_copy_chunk_to_shift(T *shared, const T *__restrict__ global,
+                                                       int column, int length)
+{
+    static_assert(sizeof(T) * N == 16, "a chunk is 16 bytes");
+    if (column + N <= length) {
+        const uint4 bits = __ldg(reinterpret_cast<const uint4 *>(global));
+        const T *const elements = reinterpret_cast<const T *>(&bits);
+#pragma unroll
+        for (int lane = 0; lane < N; ++lane)
+            shared[lane] = elements[lane];
+    } else {
+        for (int lane = 0; column + lane < length; ++lane)
+            shared[lane] = global[lane];
+    }
+}
+
 // Keeps the compiler from moving memory accesses across this point (no
 // instruction): a thread's shared-memory reads stay before the copies it
 // then issues into the same entries.

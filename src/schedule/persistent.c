@@ -3069,7 +3069,10 @@ static void emit_row_fetch(persistent_emit *p, const char *slot)
 
 /* The copies of row `fetch_row` into `slot` as row spans (copy_row_spans):
  * the row's threads take the 16-byte chunks from the aligned one holding
- * the row's first element to the one holding its last, in turn.  The
+ * the row's first element to the one holding its last, in turn, as
+ * predicated copies at 32-bit offsets from the span's start (64-bit
+ * addresses and a branch per copy took 13-14 instructions a copy, the
+ * fetch as many as a reduction pass: LN fwd bf16 16384 x 4095).  The
  * tensor's last chunk, where it runs past the tensor's end, is left out of
  * the (unrolled) loop and copied element by element after it by the thread
  * whose turn it is: one rolled copy per fetch rather than one per step
@@ -3093,21 +3096,22 @@ static void emit_span_fetch(persistent_emit *p, const char *slot)
         int steps = (slot_length(p, i) / chunk + params->block_x - 1) / params->block_x;
         fv_codegen_line(e, "{");
         e->indent += 4;
+        const char *type = fv_codegen_storage_type(fusion->values[v].dtype);
         fv_codegen_line(e, "const long long span_begin = row_begin & ~%dLL;", chunk - 1);
-        fv_codegen_line(e, "const long long span_end = row_begin + inner < whole_end ? row_begin + inner : whole_end;");
+        fv_codegen_line(e, "const int whole_length = (int)((row_begin + inner < whole_end ? row_begin + inner : whole_end) - span_begin);  // of its whole chunks");
+        fv_codegen_line(e, "const %s *const span = in%d + span_begin;", type,
+                        fv_codegen_input_position(fusion, v));
+        fv_codegen_line(e, "%s *const to = buffer%d_slots + (%s) * %d;", type, (int)v, slot,
+                        slot_length(p, i));
         fv_codegen_line(e, "%s", fetch_unroll_pragma(p, false));
         fv_codegen_line(e, "for (int step = 0; step < %d; ++step) {", steps);
-        fv_codegen_line(e, "    const long long at = span_begin + (long long)(step * %d + (int)threadIdx.x) * %d;",
-                        params->block_x, chunk);
-        fv_codegen_line(e, "    if (at < span_end)");
-        fv_codegen_line(e, "        fv_copy_async<%d>(buffer%d_slots + (%s) * %d + (int)(at - span_begin), in%d + at);",
-                        chunk, (int)v, slot, slot_length(p, i),
-                        fv_codegen_input_position(fusion, v));
+        fv_codegen_line(e, "    const int at = (step * %d + (int)threadIdx.x) * %d;", params->block_x,
+                        chunk);
+        fv_codegen_line(e, "    fv_copy_async_if<%d>(to + at, span + at, at < whole_length);", chunk);
         fv_codegen_line(e, "}");
-        fv_codegen_line(e, "if (row_begin + inner > whole_end && (int)((whole_end - span_begin) / %d %% %d) == (int)threadIdx.x)",
+        fv_codegen_line(e, "if (row_begin + inner > whole_end && whole_length / %d %% %d == (int)threadIdx.x)",
                         chunk, params->block_x);
-        fv_codegen_line(e, "    fv_copy_elements(buffer%d_slots + (%s) * %d + (int)(whole_end - span_begin), in%d + whole_end, (int)(row_begin + inner - whole_end));",
-                        (int)v, slot, slot_length(p, i), fv_codegen_input_position(fusion, v));
+        fv_codegen_line(e, "    fv_copy_elements(to + whole_length, span + whole_length, (int)(row_begin + inner - whole_end));");
         e->indent -= 4;
         fv_codegen_line(e, "}");
     }
@@ -3230,7 +3234,7 @@ static fv_status emit_weight_floats(persistent_emit *p, int32_t value)
  * 1024-8192 ran 0.3-3.1% faster (bench/results/h200-2026-11-27.md). */
 static void emit_cached_wait(persistent_emit *p, int newer_groups)
 {
-    if (newer_groups > 0 && shift_per_block(p))  /* the constants were stored directly */
+    if (newer_groups > 0 && shift_per_block(p))  /* the constants are stored directly */
         fv_codegen_line(&p->e, "fv_async_wait<%d>();  // the first rows' copies may not have landed",
                         newer_groups);
     else if (newer_groups > 0)
@@ -3239,6 +3243,46 @@ static void emit_cached_wait(persistent_emit *p, int newer_groups)
     else
         fv_codegen_line(&p->e, "fv_async_wait<0>();");
     fv_codegen_line(&p->e, "__syncthreads();  // every thread reads what the others copied");
+}
+
+/* On span chunks (span_lanes), the row-constant inputs cached in shared
+ * memory are put at the rows' shift: element `column` at `row_shift +
+ * column`, so that a chunk of a row and of the constants share their index
+ * in the span.  The shifted entries are not 16-byte aligned, so they cannot
+ * be copied asynchronously: each thread reads whole 16-byte chunks of the
+ * tensor (fv_copy_chunk_to_shift) and stores their elements.  Emitted after
+ * the first rows' copies are issued, so that both wait on device memory at
+ * once; the chunks of a thread are independent loads.  They were read element
+ * by element before the first rows' copies (LN fwd bf16 16384 x 4095: 10
+ * dependent round trips per constant, 6% of the kernel's stall samples on
+ * their stores in ncu's source counters). */
+static void emit_constants_at_shift(persistent_emit *p)
+{
+    const fv_schedule_params *params = p->params;
+    const fv_fusion *fusion = p->view->fusion;
+    fv_emitter *e = &p->e;
+    int capacity = row_capacity(params);
+    int steps = (capacity / params->vector + params->block_x - 1) / params->block_x;
+    fv_codegen_line(e, "// The row constants at the rows' shift, read as the 16-byte chunks of the tensors");
+    fv_codegen_line(e, "// while the first rows' copies are in flight.");
+    fv_codegen_line(e, "#pragma unroll");
+    fv_codegen_line(e, "for (int step = 0; step < %d; ++step) {", steps);
+    e->indent += 4;
+    fv_codegen_line(e, "const int column = (step * %d + (int)threadIdx.x) * %d;", params->block_x,
+                    params->vector);
+    fv_codegen_line(e, "if (column < %s) {", e->row_length);
+    e->indent += 4;
+    for (int i = 0; i < p->buffers.cached_count; i++) {
+        if ((params->extra[EXTRA_WEIGHT_FLOATS] >> i) & 1 || !((params->extra[EXTRA_CACHED] >> i) & 1))
+            continue;
+        int32_t v = p->buffers.cached_values[i];
+        fv_codegen_line(e, "fv_copy_chunk_to_shift<%d>(cached%d + row_shift + column, in%d + column, column, %s);",
+                        params->vector, (int)v, fv_codegen_input_position(fusion, v), e->row_length);
+    }
+    e->indent -= 4;
+    fv_codegen_line(e, "}");
+    e->indent -= 4;
+    fv_codegen_line(e, "}");
 }
 
 /* Before the row loop: the shared buffers' slots, the row-constant inputs
@@ -3295,17 +3339,15 @@ static fv_status emit_before_rows(persistent_emit *p)
         const char *type = fv_codegen_storage_type(fusion->values[v].dtype);
         char label[40];
         fv_ir_value_label(fusion, v, label);
-        fv_codegen_line(e, "// %s: the same for every row, copied to shared memory once per block", label);
+        if (span_lanes(params))
+            fv_codegen_line(e, "// %s: the same for every row, stored in shared memory once per block at the rows' shift (below)",
+                            label);
+        else
+            fv_codegen_line(e, "// %s: the same for every row, copied to shared memory once per block", label);
         fv_codegen_line(e, "%s *const cached%d = reinterpret_cast<%s *>(row_buffers + %zu);", type,
                         (int)v, type, offset);
         if (span_lanes(params)) {
-            fv_codegen_line(e, "for (int at = threadIdx.x; at < %d; at += %d) {  // at the rows' shift",
-                            capacity, params->block_x);
-            fv_codegen_line(e, "    const int column = at - row_shift;");
-            fv_codegen_line(e, "    if (fv_in_row(column, %s))", e->row_length);
-            fv_codegen_line(e, "        cached%d[at] = in%d[column];", (int)v,
-                            fv_codegen_input_position(fusion, v));
-            fv_codegen_line(e, "}");
+            /* emit_constants_at_shift, after the first rows' copies */
         } else if (clustered(params)) {
             fv_codegen_line(e, "for (int offset = (threadIdx.y * %d + threadIdx.x) * %d;",
                             params->block_x, params->vector);
@@ -3326,9 +3368,7 @@ static fv_status emit_before_rows(persistent_emit *p)
                                  buffer_index(params), (int)v));
         any_cached = true;
     }
-    if (any_cached && shift_per_block(p))
-        fv_codegen_line(e, "fv_async_commit();  // empty: the constants above were stored directly (the barrier below publishes them)");
-    else if (any_cached)
+    if (any_cached && !span_lanes(params))
         fv_codegen_line(e, "fv_async_commit();  // waited for after the first rows' copies are issued");
     for (int i = 0; stats_in_shared(p) && i < p->buffers.stat_count; i++) {
         int32_t v = p->buffers.stat_values[i];
@@ -3367,6 +3407,8 @@ static fv_status emit_before_rows(persistent_emit *p)
             emit_fetch(p, first_row, slot);
         }
     }
+    if (any_cached && span_lanes(params))
+        emit_constants_at_shift(p);
     if (any_cached)
         emit_cached_wait(p, any_shared ? first_rows : 0);
     /* Other row statistics: loaded one row ahead into registers. */
