@@ -988,10 +988,11 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
          * copies are in flight, and stored at the shift */
         "for (int step = 0; step < 2; ++step) {",
         "const int column = (step * 128 + (int)threadIdx.x) * 8;",
-        "if (column < row_length) {",
+        "if (column < row_length)",
         "fv_copy_chunk_to_shift<8>(cached1 + row_shift + column, in1 + column, column, row_length);",
+        "for (int step = 0; step < 2; ++step) {",
         "fv_copy_chunk_to_shift<8>(cached2 + row_shift + column, in2 + column, column, row_length);",
-        "fv_async_wait<1>();  // the first rows' copies may not have landed",
+        /* stored directly: nothing to wait for, only the barrier */
         "__syncthreads();  // every thread reads what the others copied",
         "const __nv_bfloat16 *const buffer0 = buffer0_slots + slot * 2064;",
         /* each thread reads the chunks it copied: the next row's copies at
@@ -1024,6 +1025,7 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
         NULL,
     };
     ck_assert_ptr_null(strstr(kernel_code(source), "threads read chunks others copied"));
+    ck_assert_ptr_null(strstr(kernel_code(source), "the first rows' copies may not have landed"));
     assert_kernel_lines(source, cached_at_shift, "(safe_row * inner) & 7");
     /* RMS norm, one reduction, waits for its row and passes a barrier before
      * copying the next (load_row_issues_copies) */

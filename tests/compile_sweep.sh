@@ -20,7 +20,10 @@
 #     from 04ec007 to this check);
 #  5. tests/chained/ (two reduction levels, the second a var_mean of a value
 #     scaled by a row value of the first) compiles as planned and with the
-#     warp-specialized approach forced, grouped TMA steps among them.
+#     warp-specialized approach forced, grouped TMA steps among them;
+#  6. tests/mixed_constants/ (row constants of another dtype than the rows:
+#     f32 weights with half rows and the reverse, forward and backward)
+#     compiles, the rows of an odd length on span chunks.
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
@@ -154,4 +157,10 @@ compile_sweep() {
   grouped=$(h5dump -w 0 -d /results "$work/$arch-chained-ws.h5" | grep -c '2 rows per step' || true)
   [ "$grouped" -ge 2 ] ||
     fail "$arch: tests/chained: only $grouped cases took grouped steps of 2 rows (2 expected)"
+
+  compile_checked "$tool" "$arch" "$work" "$arch-mixed" tests/mixed_constants/ 14
+  local spans
+  spans=$(h5dump -w 0 -d /results "$work/$arch-mixed.h5" | grep -c "chunks of the row's aligned span" || true)
+  [ "$spans" -ge 8 ] ||
+    fail "$arch: tests/mixed_constants: only $spans cases computed on span chunks (8 expected)"
 }

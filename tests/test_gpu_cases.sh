@@ -2,7 +2,8 @@
 # test_gpu_cases.sh: on a machine with a GPU, every case of the small test
 # sweeps (tests/cases: edge shapes included; tests/long_rows: rows no
 # persistent budget holds; tests/chained: a second reduction level reading
-# a row value of the first) runs and passes against the fp64 references, and
+# a row value of the first; tests/mixed_constants: row constants of another
+# dtype than the rows) runs and passes against the fp64 references, and
 # (where nvcc is) tests/nan_maximum.cu checks the NaN-propagating maximum and
 # tests/exp_fast_accuracy.cu fv_exp_fast's error model.
 # Without a GPU it prints SKIP and passes.  `ci/gpu-test` runs the
@@ -62,6 +63,12 @@ for approach in auto ws; do
     { echo "FAIL: tests/chained ($approach): not every case passed" >&2
       cat "$work/chained-$approach.log" >&2; exit 1; }
 done
+# row constants of another dtype than the rows (tests/mixed_constants): every
+# case passes
+"$tool" run tests/mixed_constants --require-gpu --repeats 3 -o "$work/mixed.h5" --refs "$work/refs" \
+    --kernel-cache "$work/kernels" > "$work/mixed.log"
+[ "$(grep -c '^pass ' "$work/mixed.log")" -eq 14 ] ||
+  { echo "FAIL: tests/mixed_constants: not every case passed" >&2; cat "$work/mixed.log" >&2; exit 1; }
 # fv_maximum / fv_minimum on floats (max.NaN / min.NaN) agree with the
 # compare-and-select form on every pair of special values
 . tests/compile_sweep.sh  # build_device_check (the working directory is the source)

@@ -3228,15 +3228,16 @@ static fv_status emit_weight_floats(persistent_emit *p, int32_t value)
 /* Waits for the row-constant copies to shared memory, the oldest group,
  * while the `newer_groups` groups of the first rows' copies (issued after
  * them, so that both wait on device memory at once) stay in flight; then a
- * block barrier, as every thread reads entries that others copied.  Issued
+ * block barrier, as every thread reads entries that others copied.  On span
+ * chunks the constants were stored directly, after the first rows' copies
+ * (emit_constants_at_shift): only the barrier.  Issued
  * before the wait, the first rows' copies no longer queue behind the
  * constants' round trip: on an H200 the forward norms in bf16 at 16384 x
  * 1024-8192 ran 0.3-3.1% faster (bench/results/h200-2026-11-27.md). */
 static void emit_cached_wait(persistent_emit *p, int newer_groups)
 {
-    if (newer_groups > 0 && shift_per_block(p))  /* the constants are stored directly */
-        fv_codegen_line(&p->e, "fv_async_wait<%d>();  // the first rows' copies may not have landed",
-                        newer_groups);
+    if (span_lanes(p->params))  /* stored directly (emit_constants_at_shift): nothing to wait for */
+        ;
     else if (newer_groups > 0)
         fv_codegen_line(&p->e, "fv_async_wait<%d>();  // the row constants have landed; the first rows' copies may not have",
                         newer_groups);
@@ -3262,27 +3263,24 @@ static void emit_constants_at_shift(persistent_emit *p)
     const fv_fusion *fusion = p->view->fusion;
     fv_emitter *e = &p->e;
     int capacity = row_capacity(params);
-    int steps = (capacity / params->vector + params->block_x - 1) / params->block_x;
     fv_codegen_line(e, "// The row constants at the rows' shift, read as the 16-byte chunks of the tensors");
     fv_codegen_line(e, "// while the first rows' copies are in flight.");
-    fv_codegen_line(e, "#pragma unroll");
-    fv_codegen_line(e, "for (int step = 0; step < %d; ++step) {", steps);
-    e->indent += 4;
-    fv_codegen_line(e, "const int column = (step * %d + (int)threadIdx.x) * %d;", params->block_x,
-                    params->vector);
-    fv_codegen_line(e, "if (column < %s) {", e->row_length);
-    e->indent += 4;
     for (int i = 0; i < p->buffers.cached_count; i++) {
         if ((params->extra[EXTRA_WEIGHT_FLOATS] >> i) & 1 || !((params->extra[EXTRA_CACHED] >> i) & 1))
             continue;
         int32_t v = p->buffers.cached_values[i];
-        fv_codegen_line(e, "fv_copy_chunk_to_shift<%d>(cached%d + row_shift + column, in%d + column, column, %s);",
-                        params->vector, (int)v, fv_codegen_input_position(fusion, v), e->row_length);
+        /* the constant's own chunk: a weight may be wider or narrower than the row */
+        int chunk = (int)(16 / p->buffers.cached_element_bytes[i]);
+        int steps = (capacity / chunk + params->block_x - 1) / params->block_x;
+        fv_codegen_line(e, "#pragma unroll");
+        fv_codegen_line(e, "for (int step = 0; step < %d; ++step) {", steps);
+        fv_codegen_line(e, "    const int column = (step * %d + (int)threadIdx.x) * %d;", params->block_x,
+                        chunk);
+        fv_codegen_line(e, "    if (column < %s)", e->row_length);
+        fv_codegen_line(e, "        fv_copy_chunk_to_shift<%d>(cached%d + row_shift + column, in%d + column, column, %s);",
+                        chunk, (int)v, fv_codegen_input_position(fusion, v), e->row_length);
+        fv_codegen_line(e, "}");
     }
-    e->indent -= 4;
-    fv_codegen_line(e, "}");
-    e->indent -= 4;
-    fv_codegen_line(e, "}");
 }
 
 /* Before the row loop: the shared buffers' slots, the row-constant inputs
