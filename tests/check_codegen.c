@@ -965,6 +965,36 @@ START_TEST(odd_rows_are_copied_as_aligned_chunks)
 }
 END_TEST
 
+/* Multi-wave backward rows of 16 bits and an odd length compute on the
+ * chunks of their aligned span too (multiwave_takes_span_chunks): the
+ * outer partials are arrays of chunks at the block's shift, every row of a
+ * block at the same shift (the grid a multiple of 8), folded only for the
+ * lanes in the row and stored to the workspace lane by lane at their
+ * columns; no cluster adds them, and stage 2 reads the workspace rows of
+ * 4095 floats one at a time.  LN bwd bf16 16384 x 4095. */
+START_TEST(odd_backward_rows_compute_on_span_chunks)
+{
+    char *source = generate_one(multiwave_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 4095,
+                                "inner_outer_persistent");
+    static const char *const lines[] = {
+        "float partial0[5][8];  // sum over rows",
+        "const int row_shift = (int)(((long long)blockIdx.x * inner) & 7);",
+        "fv_load_lanes<8>(in2 + column, column, row_length, weight2[b]);",
+        "fv_copy_async_if<8>(to + at, span + at, at < whole_length);",
+        "fv_async_wait<1>();  // this row's copies have landed",
+        "const int at = (b * 128 + threadIdx.x) * 8;  // the chunk's first element in the span",
+        "fv_store_lanes<8>(out0 + (row) * inner + (column), column, row_length, v",
+        "if (fv_in_row(column + lane, row_length))",
+        "partial0[b][lane] += v",
+        "fv_store_lanes_exact<8>(workspace + ((long long)0 * partial_rows + partial_row) * inner + column, column, row_length, partial0[b]);",
+        "cooperative_groups::this_grid().sync();",
+        "fv_load_past_l1<1>(workspace + ((long long)0 * partial_rows + p) * inner + column, part0[k]);",
+        NULL,
+    };
+    assert_kernel_lines(source, lines, "map_shared_rank");
+}
+END_TEST
+
 /* Forward rows of an odd length whose chunks fill the thread steps compute
  * on the chunks of their aligned span (compute_on_span_chunks): vectors
  * read from the slot at the chunk's place `at`, the lanes outside the row
@@ -1181,6 +1211,7 @@ static Suite *codegen_suite(void)
     tcase_add_test(tcase, softmax_keeps_its_exp_for_the_epilogue);
     tcase_add_test(tcase, odd_rows_are_copied_as_aligned_chunks);
     tcase_add_test(tcase, odd_forward_rows_compute_on_span_chunks);
+    tcase_add_test(tcase, odd_backward_rows_compute_on_span_chunks);
     tcase_add_test(tcase, long_fp32_rows_fetch_four_copies_at_a_time);
     tcase_add_test(tcase, skeleton_filling);
     suite_add_tcase(suite, tcase);

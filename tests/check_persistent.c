@@ -1048,8 +1048,10 @@ END_TEST
  * register estimate to 224, where an fp32 one or a weight stops at 223.
  * LN bwd bf16 16384 x 8192 (256 threads, 1 block per SM, 32 elements per
  * thread) then holds the weight and both rows as float (192 + 32); fp32 at
- * 16384 x 4096 (the same 192 before its rows) holds only the weight, and
- * the odd-length bf16 rows of 2048 x 4095 keep one row as float. */
+ * 16384 x 4096 (the same 192 before its rows) holds only the weight.  The
+ * odd-length bf16 rows of 2048 x 4095 kept one row as float on 1-element
+ * vectors; on span chunks (40 elements a thread) only the weight is held
+ * (drop_row_floats_to_fit). */
 START_TEST(sixteen_bit_rows_held_as_float_up_to_224_registers)
 {
     choice chosen;
@@ -1062,8 +1064,10 @@ START_TEST(sixteen_bit_rows_held_as_float_up_to_224_registers)
                                                     "inputs, ~192 registers") != NULL,
                   "%s", chosen.params.description);
     choose_norm(NORM_LAYER_BACKWARD, FV_BF16, 2048, 4095, FV_APPROACH_MULTIWAVE, "H100", &chosen);
-    ck_assert_msg(strstr(chosen.params.description, "held as float in registers: row-constant "
-                                                    "inputs and 1 of 2 row buffers, ~192 registers") != NULL,
+    ck_assert_msg(strstr(chosen.params.description, "batch 5 of 8-element chunks of the row's "
+                                                    "aligned span") != NULL &&
+                      strstr(chosen.params.description, "held as float in registers: row-constant "
+                                                        "inputs, ~184 registers") != NULL,
                   "%s", chosen.params.description);
 }
 END_TEST
@@ -1740,9 +1744,24 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
     choose_forward(NORM_LAYER_FORWARD, FV_BF16, 216, 1987, "H200", &chosen);
     ck_assert_msg(on_span_chunks(&chosen), "%s", chosen.params.description);
     ck_assert_int_eq(chosen.launch.grid[0], 216);
+    /* multi-wave backward rows on span chunks (multiwave_takes_span_chunks):
+     * the partials at the block's shift, so a grid of a multiple of 8 and no
+     * partial clusters; stage 2 reads the workspace's rows of 1987 floats one
+     * at a time */
     choose_norm(NORM_LAYER_BACKWARD, FV_BF16, 16384, 1987, FV_APPROACH_AUTO, "H200", &chosen);
     ck_assert_str_eq(chosen.family, "inner_outer_persistent");
-    ck_assert_msg(copies_spans(&chosen) && !on_span_chunks(&chosen), "%s", chosen.params.description);
+    ck_assert_msg(copies_spans(&chosen) && on_span_chunks(&chosen) &&
+                      strstr(chosen.params.description, "the partials at the block's shift") != NULL,
+                  "%s", chosen.params.description);
+    ck_assert_int_eq(chosen.params.vector, 8);
+    ck_assert_int_eq(chosen.launch.grid[0] % 8, 0);
+    ck_assert_msg(strstr(chosen.params.description, "partials added over clusters") == NULL &&
+                      strstr(chosen.params.description, "threads of 1-element vectors; candidates") != NULL,
+                  "%s", chosen.params.description);
+    /* H = 1023: 129 chunks fill half of 2 x 128 steps, and multi-wave blocks
+     * keep their threads: element by element */
+    choose_norm(NORM_LAYER_BACKWARD, FV_BF16, 16384, 1023, FV_APPROACH_AUTO, "H200", &chosen);
+    ck_assert_msg(!on_span_chunks(&chosen), "%s", chosen.params.description);
     ck_assert_int_eq(chosen.params.vector, 1);
 }
 END_TEST
@@ -2017,11 +2036,13 @@ START_TEST(seed_003_tma_inner_persistent)
 END_TEST
 
 /* Sizes that are not multiples of the vector width or of the grid: a
- * narrower vector that divides H, and a grid that is still one wave. */
+ * narrower vector that divides H (1023), or 8-element chunks of the rows'
+ * aligned spans (1987, 4095: take_span_chunks), and a grid that is still one
+ * wave. */
 START_TEST(irregular_sizes)
 {
     static const int64_t hiddens[] = {1023, 1987, 4095};
-    static const int expected_vector[] = {1, 1, 1};
+    static const int expected_vector[] = {1, 8, 8};
     for (size_t i = 0; i < 3; i++) {
         fv_case *c = norm_case(NORM_LAYER_BACKWARD, FV_BF16, 2049, hiddens[i], 0);
         choice chosen;

@@ -1460,7 +1460,8 @@ static int64_t shared_with_partial_exchange(const candidate *c, int outer_reduct
 static int partial_cluster_blocks(const search_problem *p, const candidate *c)
 {
     if (p->outer_reductions == 0 || p->max_cluster < PARTIAL_CLUSTER || c->cluster != 1 ||
-        c->block_y != 1 || c->partials_in_shared != 0 || c->blocks_per_sm < 2 ||
+        c->block_y != 1 || c->partials_in_shared != 0 || c->span_batch > 0 ||
+        c->blocks_per_sm < 2 ||
         c->grid < 2 * PARTIAL_CLUSTER ||
         (int64_t)p->outer_reductions * c->row_capacity * 4 < PARTIAL_CLUSTER_MIN_BYTES)
         return 1;
@@ -1864,6 +1865,31 @@ static void hold_warp_row_floats(const search_problem *p, int warps, candidate *
     lanes->registers = registers;
 }
 
+/* Whether a multi-wave (backward) kernel whose 16-bit rows of an odd length
+ * are copied as spans may compute on the span's chunks too: its outer
+ * partials then sit at the block's shift, lane `lane` of chunk step `b`
+ * always the same column, so every row of a block must start at the same
+ * element of its first chunk (the row constants at the rows' shift and a
+ * grid of a multiple of the chunk, set_grid), and the partials must be
+ * registers of the block's one row (no partials in shared memory, no
+ * pairs, no clusters: their exchanges index whole vectors of columns). */
+static bool multiwave_takes_span_chunks(const search_problem *p, const candidate *c)
+{
+    return p->buffers->cached_count > 0 && c->partials_in_shared == 0 && !c->paired;
+}
+
+/* A multi-wave candidate on span chunks whose register estimate no longer
+ * fits with its row buffers held as float: it reads them from their slots
+ * instead. */
+static void drop_row_floats_to_fit(const search_problem *p, candidate *lanes)
+{
+    if (lanes->row_floats == 0 || held_registers_fit(p->device, lanes->registers, lanes->threads))
+        return;
+    lanes->registers -= __builtin_popcount(lanes->row_floats) * lanes->span_batch *
+                        span_chunk_elements(p->buffers);
+    lanes->row_floats = 0;
+}
+
 /* Forward kernels whose rows are copied as spans (copy_row_spans) compute
  * on the span's 16-byte chunks rather than element by element: a thread
  * takes whole chunks (span_batch of them), reads its row buffers from
@@ -1889,7 +1915,10 @@ static void hold_warp_row_floats(const search_problem *p, int warps, candidate *
  * them as spans. */
 static bool take_span_chunks(const search_problem *p, candidate *c)
 {
-    if (!c->spans || p->outer_reductions > 0 || c->block_y != 1 || c->cluster != 1)
+    bool multiwave = p->outer_reductions > 0;
+    if (!c->spans || c->block_y != 1 || c->cluster != 1)
+        return false;
+    if (multiwave && !multiwave_takes_span_chunks(p, c))
         return false;
     if (p->buffers->cached_count > 0 &&
         !constants_at_row_shift(c->cached, c->weight_floats, p->buffers->cached_count))
@@ -1897,18 +1926,20 @@ static bool take_span_chunks(const search_problem *p, candidate *c)
     int chunk = span_chunk_elements(p->buffers);
     int64_t chunks = (p->inner + 2 * chunk - 2) / chunk;
     candidate lanes = *c;
-    int warps = warps_per_span_row(chunks, p->buffers->element_bytes[0]);
+    int warps = multiwave ? 0 : warps_per_span_row(chunks, p->buffers->element_bytes[0]);
     if (warps > 0)
         lanes.block_x = lanes.threads = warps * WARP_THREADS;
     lanes.span_batch = (int)((chunks + lanes.block_x - 1) / lanes.block_x);
     if (warps == 0 && !chunks_fill_steps(chunks, (int64_t)lanes.span_batch * lanes.block_x) &&
-        !(p->buffers->cached_count > 0 && fit_block_to_chunks(chunks, &lanes)))
+        !(!multiwave && p->buffers->cached_count > 0 && fit_block_to_chunks(chunks, &lanes)))
         return false;  /* under 3/4 of the thread steps would hold a chunk */
     lanes.row_capacity = lanes.span_batch * lanes.block_x * chunk;
     int grown = lanes.span_batch * chunk - c->batch * p->vector;
     int arrays = __builtin_popcount(c->row_floats) + c->held_values +
-                 (c->weight_floats ? p->buffers->cached_count : 0);
+                 (c->weight_floats ? p->buffers->cached_count : 0) + p->outer_reductions;
     lanes.registers += grown * arrays;
+    if (multiwave)
+        drop_row_floats_to_fit(p, &lanes);
     hold_warp_row_floats(p, warps, &lanes);
     lanes.shared_bytes = (int)placement_bytes(p->buffers, &lanes);
     if (lanes.shared_bytes > shared_budget(p->device) ||
@@ -1917,6 +1948,12 @@ static bool take_span_chunks(const search_problem *p, candidate *c)
     occupancy(p->device, &lanes);
     if (lanes.blocks_per_sm == 0)
         return false;
+    if (multiwave) {  /* the multi-wave rule's blocks per SM, no fewer */
+        if (lanes.blocks_per_sm < c->blocks_per_sm)
+            return false;
+        lanes.blocks_per_sm = c->blocks_per_sm;
+        lanes.limit = c->limit;
+    }
     hold_on_span_chunks(p, &lanes);
     *c = lanes;
     return true;
@@ -2102,6 +2139,8 @@ static void set_stage_two(fv_schedule_params *params, int64_t inner, int grid, i
     int stage_vector = inner >= 4096 ? 4 : 2;
     if (stage_vector > params->vector)
         stage_vector = params->vector;
+    while (stage_vector > 1 && inner % stage_vector != 0)
+        stage_vector /= 2;  /* span chunks: the workspace rows are not whole vectors */
     int stage_x = round_up_pow2_or_8((inner / stage_vector + grid - 1) / grid);
     while (stage_x < threads && threads % stage_x != 0)
         stage_x += 8;
@@ -2154,9 +2193,13 @@ static fv_status inner_outer_choose(const fv_segment_view *view, const fv_case *
                  params->extra[EXTRA_PARTIAL_CLUSTER]);
     snprintf(params->description, sizeof params->description,
              "multi-wave inner-outer persistent: %s%d x %d threads, batch %d of %d-element "
-             "vectors, %s, ~%d registers (%d spare), %d blocks/SM (limited by %s), one wave of %d "
+             "%s, %s, ~%d registers (%d spare), %d blocks/SM (limited by %s), one wave of %d "
              "blocks%s, stage 2 %d x %d threads of %d-element vectors; candidates: %s",
-             rows_per_block, best.block_x, best.block_y, best.batch, params->vector, placement,
+             rows_per_block, best.block_x, best.block_y, params->serial, params->vector,
+             best.span_batch > 0 ? "chunks of the row's aligned span (lanes outside the row "
+                                   "masked; the partials at the block's shift)"
+                                 : "vectors",
+             placement,
              best.registers, best.spare,
              best.blocks_per_sm, best.limit, best.grid, partial_clusters, stage_x,
              best.threads / stage_x, stage_vector, fv_text_str(&considered));
@@ -4571,8 +4614,12 @@ static void emit_partials(persistent_emit *p)
             snprintf(columns, sizeof columns, "partial%d_columns", r);
             emit_shared_partial_columns(e, p->params, r);
         }
-        fv_codegen_line(e, "fv_store<%d>(workspace + ((long long)%d * partial_rows + partial_row) * inner + column, %s);",
-                        p->params->vector, r, columns);
+        if (span_lanes(p->params))  /* at the block's shift: the lanes in the row, one by one */
+            fv_codegen_line(e, "fv_store_lanes_exact<%d>(workspace + ((long long)%d * partial_rows + partial_row) * inner + column, column, %s, %s);",
+                            p->params->vector, r, e->row_length, columns);
+        else
+            fv_codegen_line(e, "fv_store<%d>(workspace + ((long long)%d * partial_rows + partial_row) * inner + column, %s);",
+                            p->params->vector, r, columns);
     }
     close_batch_loop(e);
     if (producer_group) {
