@@ -1744,10 +1744,19 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
     choose_forward(NORM_LAYER_FORWARD, FV_BF16, 216, 1987, "H200", &chosen);
     ck_assert_msg(on_span_chunks(&chosen), "%s", chosen.params.description);
     ck_assert_int_eq(chosen.launch.grid[0], 216);
-    /* multi-wave backward rows on span chunks (multiwave_takes_span_chunks):
-     * the partials at the block's shift, so a grid of a multiple of 8 and no
-     * partial clusters; stage 2 reads the workspace's rows of 1987 floats one
-     * at a time */
+}
+END_TEST
+
+/* Multi-wave backward rows of 16 bits and an odd length compute on span
+ * chunks (multiwave_takes_span_chunks): the partials at the block's shift,
+ * so a grid of a multiple of 8 and no partial clusters; stage 2 reads the
+ * workspace's rows of 1987 floats one at a time.  Not at H = 1023 (129
+ * chunks fill half of 2 x 128 steps), nor under 64 rows (the grid would be
+ * rounded up to 8), nor with the weight cached in shared memory (LN bwd x
+ * 9215: that form never ran on a GPU). */
+START_TEST(odd_backward_rows_compute_on_span_chunks)
+{
+    choice chosen;
     choose_norm(NORM_LAYER_BACKWARD, FV_BF16, 16384, 1987, FV_APPROACH_AUTO, "H200", &chosen);
     ck_assert_str_eq(chosen.family, "inner_outer_persistent");
     ck_assert_msg(copies_spans(&chosen) && on_span_chunks(&chosen) &&
@@ -1758,11 +1767,27 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
     ck_assert_msg(strstr(chosen.params.description, "partials added over clusters") == NULL &&
                       strstr(chosen.params.description, "threads of 1-element vectors; candidates") != NULL,
                   "%s", chosen.params.description);
-    /* H = 1023: 129 chunks fill half of 2 x 128 steps, and multi-wave blocks
-     * keep their threads: element by element */
-    choose_norm(NORM_LAYER_BACKWARD, FV_BF16, 16384, 1023, FV_APPROACH_AUTO, "H200", &chosen);
-    ck_assert_msg(!on_span_chunks(&chosen), "%s", chosen.params.description);
-    ck_assert_int_eq(chosen.params.vector, 1);
+    assert_fits(&chosen, "H200", 16384);
+    choose_norm(NORM_RMS_BACKWARD, FV_F16, 2049, 8191, FV_APPROACH_AUTO, "H100", &chosen);
+    ck_assert_msg(on_span_chunks(&chosen), "%s", chosen.params.description);
+    ck_assert_int_eq(chosen.launch.grid[0] % 8, 0);
+    assert_fits(&chosen, "H100", 2049);
+    static const struct {
+        norm_kind kind;
+        int64_t rows, hidden;
+    } by_element[] = {
+        {NORM_LAYER_BACKWARD, 16384, 1023},  /* the chunks would fill half the steps */
+        {NORM_LAYER_BACKWARD, 20, 1987},     /* under 64 rows */
+        {NORM_RMS_BACKWARD, 5, 4095},
+        {NORM_LAYER_BACKWARD, 2049, 9215},   /* the weight cached in shared memory */
+    };
+    for (size_t i = 0; i < sizeof by_element / sizeof by_element[0]; i++) {
+        choose_norm(by_element[i].kind, FV_BF16, by_element[i].rows, by_element[i].hidden,
+                    FV_APPROACH_AUTO, "H200", &chosen);
+        ck_assert_str_eq(chosen.family, "inner_outer_persistent");
+        ck_assert_msg(!on_span_chunks(&chosen) && chosen.params.vector == 1, "case %zu: %s", i,
+                      chosen.params.description);
+    }
 }
 END_TEST
 
@@ -2546,6 +2571,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, softmax_keeps_exp_where_rows_are_issue_bound);
     tcase_add_test(tcase, odd_rows_copy_aligned_spans);
     tcase_add_test(tcase, odd_forward_rows_compute_on_span_chunks);
+    tcase_add_test(tcase, odd_backward_rows_compute_on_span_chunks);
     tcase_add_test(tcase, short_span_rows_take_warps);
     tcase_add_test(tcase, odd_fp32_forward_rows_copy_spans_where_they_pay);
     tcase_add_test(tcase, forward_rows_refill_one_slot_for_the_cache);

@@ -23,7 +23,10 @@
 #     warp-specialized approach forced, grouped TMA steps among them;
 #  6. tests/mixed_constants/ (row constants of another dtype than the rows:
 #     f32 weights with half rows and the reverse, forward and backward)
-#     compiles, the rows of an odd length on span chunks.
+#     compiles, the 10 rows of an odd length on span chunks;
+#  7. tests/odd_backward/ (multi-wave backward rows of an odd length at 5 to
+#     2049 rows) compiles, on span chunks exactly where the planner takes
+#     them (10 of 24 cases).
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
@@ -161,6 +164,11 @@ compile_sweep() {
   compile_checked "$tool" "$arch" "$work" "$arch-mixed" tests/mixed_constants/ 14
   local spans
   spans=$(h5dump -w 0 -d /results "$work/$arch-mixed.h5" | grep -c "chunks of the row's aligned span" || true)
-  [ "$spans" -ge 8 ] ||
-    fail "$arch: tests/mixed_constants: only $spans cases computed on span chunks (8 expected)"
+  [ "$spans" -eq 10 ] ||
+    fail "$arch: tests/mixed_constants: $spans cases computed on span chunks (10 expected)"
+
+  compile_checked "$tool" "$arch" "$work" "$arch-odd-backward" tests/odd_backward/ 24
+  spans=$(h5dump -w 0 -d /results "$work/$arch-odd-backward.h5" | grep -c "the partials at the block's shift" || true)
+  [ "$spans" -eq 10 ] ||
+    fail "$arch: tests/odd_backward: $spans cases computed on span chunks (10 expected)"
 }

@@ -1872,10 +1872,16 @@ static void hold_warp_row_floats(const search_problem *p, int warps, candidate *
  * element of its first chunk (the row constants at the rows' shift and a
  * grid of a multiple of the chunk, set_grid), and the partials must be
  * registers of the block's one row (no partials in shared memory, no
- * pairs, no clusters: their exchanges index whole vectors of columns). */
+ * pairs, no clusters: their exchanges index whole vectors of columns).
+ * Only the forms run on a GPU (bench/results/h200-2026-11-29.md, session
+ * 40): row constants held as float in registers (cached in shared memory at
+ * the shift, LN bwd 16-bit x 9215-16383, they never ran), and a grid of a
+ * chunk's blocks or more before the rounding (under 64 rows the grid would
+ * be rounded up, leaving blocks fewer than MULTIWAVE_MIN_ROW_GROUPS rows). */
 static bool multiwave_takes_span_chunks(const search_problem *p, const candidate *c)
 {
-    return p->buffers->cached_count > 0 && c->partials_in_shared == 0 && !c->paired;
+    return p->buffers->cached_count > 0 && c->weight_floats && c->partials_in_shared == 0 &&
+           !c->paired && grid_blocks(p, c) >= span_chunk_elements(p->buffers);
 }
 
 /* A multi-wave candidate on span chunks whose register estimate no longer
