@@ -162,13 +162,16 @@ compile_sweep() {
     fail "$arch: tests/chained: only $grouped cases took grouped steps of 2 rows (2 expected)"
 
   compile_checked "$tool" "$arch" "$work" "$arch-mixed" tests/mixed_constants/ 14
-  local spans
-  spans=$(h5dump -w 0 -d /results "$work/$arch-mixed.h5" | grep -c "chunks of the row's aligned span" || true)
-  [ "$spans" -eq 10 ] ||
-    fail "$arch: tests/mixed_constants: $spans cases computed on span chunks (10 expected)"
-
+  check_rows_saying "$work/$arch-mixed.h5" "chunks of the row's aligned span" 10
   compile_checked "$tool" "$arch" "$work" "$arch-odd-backward" tests/odd_backward/ 24
-  spans=$(h5dump -w 0 -d /results "$work/$arch-odd-backward.h5" | grep -c "the partials at the block's shift" || true)
-  [ "$spans" -eq 10 ] ||
-    fail "$arch: tests/odd_backward: $spans cases computed on span chunks (10 expected)"
+  check_rows_saying "$work/$arch-odd-backward.h5" "the partials at the block's shift" 10
+}
+
+# check_rows_saying ARCHIVE TEXT COUNT: exactly COUNT rows of /results
+# describe their kernels with TEXT (on span chunks, for tests/mixed_constants
+# and tests/odd_backward).
+check_rows_saying() {
+  local rows
+  rows=$(h5dump -w 0 -d /results "$1" | grep -c "$2" || true)
+  [ "$rows" -eq "$3" ] || fail "$(basename "$1" .h5): $rows rows say \"$2\" ($3 expected)"
 }

@@ -53,28 +53,26 @@ fi
     --kernel-cache "$work/kernels" > "$work/long.log" || true  # (a failed case: the log below)
 [ "$(grep -c '^pass .* 1 kernel ' "$work/long.log")" -eq 4 ] ||
   { echo "FAIL: the long rows did not all pass in one kernel" >&2; cat "$work/long.log" >&2; exit 1; }
+# every_case_passes NAME DIR COUNT [ARGS...]: DIR's COUNT cases (run with
+# ARGS) all pass against fp64; a failed run's log is printed
+every_case_passes() {
+  local name="$1" dir="$2" count="$3"
+  shift 3
+  "$tool" run "$dir" "$@" --require-gpu --repeats 3 -o "$work/$name.h5" --refs "$work/refs" \
+      --kernel-cache "$work/kernels" > "$work/$name.log" || true
+  [ "$(grep -c '^pass ' "$work/$name.log")" -eq "$count" ] ||
+    { echo "FAIL: $dir ($name): not every case passed" >&2; cat "$work/$name.log" >&2; exit 1; }
+}
 # two reduction levels, the second reading a row value of the first
 # (tests/chained), as planned and with the warp-specialized approach forced
-# (grouped TMA steps at N = 2048): every case passes
-for approach in auto ws; do
-  "$tool" run tests/chained --approach "$approach" --require-gpu --repeats 3 \
-      -o "$work/chained-$approach.h5" --refs "$work/refs" --kernel-cache "$work/kernels" \
-      > "$work/chained-$approach.log" || true
-  [ "$(grep -c '^pass ' "$work/chained-$approach.log")" -eq 16 ] ||
-    { echo "FAIL: tests/chained ($approach): not every case passed" >&2
-      cat "$work/chained-$approach.log" >&2; exit 1; }
-done
+# (grouped TMA steps at N = 2048)
+every_case_passes chained-auto tests/chained 16 --approach auto
+every_case_passes chained-ws tests/chained 16 --approach ws
 # row constants of another dtype than the rows (tests/mixed_constants) and
 # multi-wave backward rows of an odd length at 5 to 2049 rows
-# (tests/odd_backward): every case passes
-"$tool" run tests/mixed_constants --require-gpu --repeats 3 -o "$work/mixed.h5" --refs "$work/refs" \
-    --kernel-cache "$work/kernels" > "$work/mixed.log" || true
-[ "$(grep -c '^pass ' "$work/mixed.log")" -eq 14 ] ||
-  { echo "FAIL: tests/mixed_constants: not every case passed" >&2; cat "$work/mixed.log" >&2; exit 1; }
-"$tool" run tests/odd_backward --require-gpu --repeats 3 -o "$work/odd-backward.h5" \
-    --refs "$work/refs" --kernel-cache "$work/kernels" > "$work/odd-backward.log" || true
-[ "$(grep -c '^pass ' "$work/odd-backward.log")" -eq 24 ] ||
-  { echo "FAIL: tests/odd_backward: not every case passed" >&2; cat "$work/odd-backward.log" >&2; exit 1; }
+# (tests/odd_backward)
+every_case_passes mixed tests/mixed_constants 14
+every_case_passes odd-backward tests/odd_backward 24
 # fv_maximum / fv_minimum on floats (max.NaN / min.NaN) agree with the
 # compare-and-select form on every pair of special values
 . tests/compile_sweep.sh  # build_device_check (the working directory is the source)

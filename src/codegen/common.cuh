@@ -216,8 +216,7 @@ __device__ __forceinline__ void fv_copy_chunk_to_shift(T *shared, const T *__res
         for (int lane = 0; lane < N; ++lane)
             shared[lane] = elements[lane];
     } else {
-        for (int lane = 0; column + lane < length; ++lane)
-            shared[lane] = global[lane];
+        fv_copy_elements(shared, global, length - column);
     }
 }
 

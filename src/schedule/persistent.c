@@ -134,6 +134,10 @@ enum {
                                  backward) */
 };
 
+/* The kernel descriptions' words for span chunks (take_span_chunks), left
+ * open for what the family adds. */
+#define SPAN_CHUNKS_TEXT "chunks of the row's aligned span (lanes outside the row masked"
+
 /* ------------------------------------------------------------- analysis */
 
 typedef struct persistent_analysis {
@@ -1880,8 +1884,8 @@ static void hold_warp_row_floats(const search_problem *p, int warps, candidate *
  * be rounded up, leaving blocks fewer than MULTIWAVE_MIN_ROW_GROUPS rows). */
 static bool multiwave_takes_span_chunks(const search_problem *p, const candidate *c)
 {
-    return p->buffers->cached_count > 0 && c->weight_floats && c->partials_in_shared == 0 &&
-           !c->paired && grid_blocks(p, c) >= span_chunk_elements(p->buffers);
+    return c->weight_floats && c->partials_in_shared == 0 && !c->paired &&
+           grid_blocks(p, c) >= span_chunk_elements(p->buffers);
 }
 
 /* A multi-wave candidate on span chunks whose register estimate no longer
@@ -1936,8 +1940,9 @@ static bool take_span_chunks(const search_problem *p, candidate *c)
     if (warps > 0)
         lanes.block_x = lanes.threads = warps * WARP_THREADS;
     lanes.span_batch = (int)((chunks + lanes.block_x - 1) / lanes.block_x);
+    bool may_fit_block = !multiwave && p->buffers->cached_count > 0;  /* multi-wave keeps its threads */
     if (warps == 0 && !chunks_fill_steps(chunks, (int64_t)lanes.span_batch * lanes.block_x) &&
-        !(!multiwave && p->buffers->cached_count > 0 && fit_block_to_chunks(chunks, &lanes)))
+        !(may_fit_block && fit_block_to_chunks(chunks, &lanes)))
         return false;  /* under 3/4 of the thread steps would hold a chunk */
     lanes.row_capacity = lanes.span_batch * lanes.block_x * chunk;
     int grown = lanes.span_batch * chunk - c->batch * p->vector;
@@ -2118,8 +2123,7 @@ static fv_status inner_persistent_choose(const fv_segment_view *view, const fv_c
                  "inner persistent: %d x %d threads, batch %d of %d-element %s, %s%s, ~%d "
                  "registers, %d blocks/SM (limited by %s)%s",
                  best.block_x, best.block_y, params->serial, params->vector,
-                 best.span_batch > 0 ? "chunks of the row's aligned span (lanes outside the row masked)"
-                                     : "vectors",
+                 best.span_batch > 0 ? SPAN_CHUNKS_TEXT ")" : "vectors",
                  placement, held,
                  best.registers, best.blocks_per_sm, best.limit,
                  best.grid > best.blocks_per_sm * device->sm_count ? short_blocks : "");
@@ -2202,8 +2206,7 @@ static fv_status inner_outer_choose(const fv_segment_view *view, const fv_case *
              "%s, %s, ~%d registers (%d spare), %d blocks/SM (limited by %s), one wave of %d "
              "blocks%s, stage 2 %d x %d threads of %d-element vectors; candidates: %s",
              rows_per_block, best.block_x, best.block_y, params->serial, params->vector,
-             best.span_batch > 0 ? "chunks of the row's aligned span (lanes outside the row "
-                                   "masked; the partials at the block's shift)"
+             best.span_batch > 0 ? SPAN_CHUNKS_TEXT "; the partials at the block's shift)"
                                  : "vectors",
              placement,
              best.registers, best.spare,
@@ -2875,6 +2878,19 @@ static bool buffer_in_shared(const fv_schedule_params *params, int buffer)
     return (params->extra[EXTRA_IN_SHARED] >> buffer) & 1;
 }
 
+/* True if row-constant input `constant` (an index of buffers.cached_values)
+ * is held as float in registers (weight<value>[batch][vector]). */
+static bool constant_floats(const fv_schedule_params *params, int constant)
+{
+    return (params->extra[EXTRA_WEIGHT_FLOATS] >> constant) & 1;
+}
+
+/* True if row-constant input `constant` is cached in shared memory. */
+static bool constant_cached(const fv_schedule_params *params, int constant)
+{
+    return (params->extra[EXTRA_CACHED] >> constant) & 1;
+}
+
 /* True if shared buffer `buffer` is also held as float in registers for
  * its row (row_floats<value>[batch][vector]). */
 static bool row_floats(const fv_schedule_params *params, int buffer)
@@ -3285,12 +3301,12 @@ static fv_status emit_weight_floats(persistent_emit *p, int32_t value)
  * 1024-8192 ran 0.3-3.1% faster (bench/results/h200-2026-11-27.md). */
 static void emit_cached_wait(persistent_emit *p, int newer_groups)
 {
-    if (span_lanes(p->params))  /* stored directly (emit_constants_at_shift): nothing to wait for */
-        ;
-    else if (newer_groups > 0)
+    /* on span chunks the constants were stored directly (emit_constants_at_shift) */
+    bool copied = !span_lanes(p->params);
+    if (copied && newer_groups > 0)
         fv_codegen_line(&p->e, "fv_async_wait<%d>();  // the row constants have landed; the first rows' copies may not have",
                         newer_groups);
-    else
+    else if (copied)
         fv_codegen_line(&p->e, "fv_async_wait<0>();");
     fv_codegen_line(&p->e, "__syncthreads();  // every thread reads what the others copied");
 }
@@ -3315,7 +3331,7 @@ static void emit_constants_at_shift(persistent_emit *p)
     fv_codegen_line(e, "// The row constants at the rows' shift, read as the 16-byte chunks of the tensors");
     fv_codegen_line(e, "// while the first rows' copies are in flight.");
     for (int i = 0; i < p->buffers.cached_count; i++) {
-        if ((params->extra[EXTRA_WEIGHT_FLOATS] >> i) & 1 || !((params->extra[EXTRA_CACHED] >> i) & 1))
+        if (constant_floats(params, i) || !constant_cached(params, i))
             continue;
         int32_t v = p->buffers.cached_values[i];
         /* the constant's own chunk: a weight may be wider or narrower than the row */
@@ -3376,11 +3392,11 @@ static fv_status emit_before_rows(persistent_emit *p)
     }
     bool any_cached = false;
     for (int i = 0; i < p->buffers.cached_count; i++) {
-        if ((params->extra[EXTRA_WEIGHT_FLOATS] >> i) & 1) {
+        if (constant_floats(params, i)) {
             FV_TRY(emit_weight_floats(p, p->buffers.cached_values[i]));
             continue;
         }
-        if (!((params->extra[EXTRA_CACHED] >> i) & 1))
+        if (!constant_cached(params, i))
             continue;
         int32_t v = p->buffers.cached_values[i];
         const char *type = fv_codegen_storage_type(fusion->values[v].dtype);
@@ -3393,16 +3409,16 @@ static fv_status emit_before_rows(persistent_emit *p)
             fv_codegen_line(e, "// %s: the same for every row, copied to shared memory once per block", label);
         fv_codegen_line(e, "%s *const cached%d = reinterpret_cast<%s *>(row_buffers + %zu);", type,
                         (int)v, type, offset);
-        if (span_lanes(params)) {
-            /* emit_constants_at_shift, after the first rows' copies */
-        } else if (clustered(params)) {
+        /* on span chunks (never in clusters) emit_constants_at_shift stores
+         * them, after the first rows' copies */
+        if (clustered(params)) {
             fv_codegen_line(e, "for (int offset = (threadIdx.y * %d + threadIdx.x) * %d;",
                             params->block_x, params->vector);
             fv_codegen_line(e, "     offset < slice_length && slice_start + offset < inner; offset += %d)",
                             params->block_x * params->block_y * params->vector);
             fv_codegen_line(e, "    fv_copy_async<%d>(cached%d + offset, in%d + slice_start + offset);",
                             params->vector, (int)v, fv_codegen_input_position(fusion, v));
-        } else {
+        } else if (!span_lanes(params)) {
             fv_codegen_line(e, "for (long long column = (long long)(threadIdx.y * %d + threadIdx.x) * %d; column < inner;",
                             params->block_x, params->vector);
             fv_codegen_line(e, "     column += %d)", params->block_x * params->block_y * params->vector);
@@ -3711,7 +3727,7 @@ static fv_status emit_ws_before_rows(persistent_emit *p)
     }
     for (int i = 0; i < p->buffers.cached_count; i++) {
         int32_t v = p->buffers.cached_values[i];
-        if ((params->extra[EXTRA_WEIGHT_FLOATS] >> i) & 1) {
+        if (constant_floats(params, i)) {
             FV_TRY(emit_weight_floats(p, v));
             continue;
         }
