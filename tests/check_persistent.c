@@ -1299,6 +1299,54 @@ START_TEST(held_kernels_are_bounded_to_their_planned_blocks)
 }
 END_TEST
 
+/* A multi-wave kernel on span chunks, whose register estimate falls far
+ * short, is bounded to its planned blocks per SM too: LN bwd bf16 16384 x
+ * 1987 on the H200 (128 threads, 3 blocks planned; unbounded NVRTC gave it
+ * 246 registers, which fit 2).  Not where the registers fit, not on the
+ * H100, and not a multi-wave kernel on whole vectors (x 2048, bounded at
+ * planning already). */
+START_TEST(span_chunk_backward_kernels_are_bounded_to_their_planned_blocks)
+{
+    planned_kernel planned;
+    plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 16384, 1987, FV_APPROACH_AUTO, "H200", &planned);
+    fv_kernel_plan *kernel = &planned.plan.kernels[0];
+    ck_assert_ptr_nonnull(strstr(kernel->params.description, "chunks of the row's aligned span"));
+    ck_assert_ptr_nonnull(strstr(kernel->source, "__launch_bounds__(128, 1)"));
+    fv_kernel_plan previous;
+    bool bounded = true;
+    kernel->compiled_registers = 168;  /* 3 blocks of 128 fit */
+    FV_ASSERT_OK(fv_plan_hold_occupancy(kernel, &planned.device, &previous, &bounded));
+    ck_assert(!bounded);
+    kernel->compiled_registers = 246;
+    FV_ASSERT_OK(fv_plan_hold_occupancy(kernel, &planned.device, &previous, &bounded));
+    ck_assert(bounded);
+    ck_assert_ptr_nonnull(strstr(kernel->source, "__launch_bounds__(128, 3)"));
+    ck_assert_str_eq(kernel->relief_note,
+                     "bounded to the 3 blocks per SM planned (__launch_bounds__): unbounded it "
+                     "took 246 registers, which fit 2");
+    fv_plan_restore_kernel(kernel, &previous);
+    ck_assert_ptr_nonnull(strstr(kernel->source, "__launch_bounds__(128, 1)"));
+    planned_free(&planned);
+
+    static const struct {
+        int64_t hidden;
+        const char *device;
+    } kept[] = {
+        {1987, "H100"},  /* slower memory per SM */
+        {2048, "H200"},  /* whole vectors: bounded when planned */
+    };
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+        plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 16384, kept[i].hidden, FV_APPROACH_AUTO,
+                     kept[i].device, &planned);
+        kernel = &planned.plan.kernels[0];
+        kernel->compiled_registers = 254;
+        FV_ASSERT_OK(fv_plan_hold_occupancy(kernel, &planned.device, &previous, &bounded));
+        ck_assert_msg(!bounded, "%s", kernel->params.description);
+        planned_free(&planned);
+    }
+}
+END_TEST
+
 /* fp32 softmax rows that one slot holds are copied as spans only to be
  * computed on their chunks: 4096 x 50257 on the H200 (25 chunks of 4 per
  * thread); at 55297 the chunks no longer fit shared memory and the rows
@@ -2579,6 +2627,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, launch_blocks_clamp_to_the_resident);
     tcase_add_test(tcase, one_slot_spans_only_on_chunks);
     tcase_add_test(tcase, held_kernels_are_bounded_to_their_planned_blocks);
+    tcase_add_test(tcase, span_chunk_backward_kernels_are_bounded_to_their_planned_blocks);
     tcase_add_test(tcase, seed_003_tma_inner_persistent);
     tcase_add_test(tcase, irregular_sizes);
     suite_add_tcase(suite, tcase);

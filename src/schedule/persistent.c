@@ -5233,6 +5233,29 @@ static bool persistent_relieve_registers(const fv_segment_view *view, fv_schedul
     return true;
 }
 
+/* Bounds a kernel compiled to `registers` per thread to the blocks per SM
+ * its grid was sized for (EXTRA_PLANNED_BLOCKS) where those registers keep
+ * fewer, on devices of fast memory per SM; says so in `what`.  False
+ * (params unchanged) where the kernel keeps its planned blocks or is
+ * already bounded to them. */
+static bool bound_to_planned_blocks(fv_schedule_params *params, const fv_device *device,
+                                    int registers, char *what, size_t what_size)
+{
+    int planned = params->extra[EXTRA_PLANNED_BLOCKS];
+    int threads = params->block_x * params->block_y;
+    if (!fast_memory_per_sm(device) || planned <= params->extra[EXTRA_MIN_BLOCKS] ||
+        registers <= 0 || threads <= 0)
+        return false;
+    int fit = blocks_by_registers(device, registers, threads);
+    if (fit >= planned)
+        return false;
+    params->extra[EXTRA_MIN_BLOCKS] = planned;
+    snprintf(what, what_size,
+             "bounded to the %d blocks per SM planned (__launch_bounds__): unbounded it took "
+             "%d registers, which fit %d", planned, registers, fit);
+    return true;
+}
+
 /* fv_scheduler.hold_occupancy of the forward family: a kernel holding its
  * recomputed values in registers (hold_recomputed_values, whose estimate
  * falls short) that NVRTC compiled to more registers than fit the blocks
@@ -5252,20 +5275,24 @@ static bool persistent_hold_occupancy(const fv_segment_view *view, fv_schedule_p
                                       size_t what_size)
 {
     (void)view;
-    int planned = params->extra[EXTRA_PLANNED_BLOCKS];
-    int threads = params->block_x * params->block_y;
-    if (!fast_memory_per_sm(device) || params->extra[EXTRA_HELD_VALUES] == 0 ||
-        planned <= params->extra[EXTRA_MIN_BLOCKS] ||
-        registers <= 0 || threads <= 0)
+    if (params->extra[EXTRA_HELD_VALUES] == 0)
         return false;
-    int fit = blocks_by_registers(device, registers, threads);
-    if (fit >= planned)
+    return bound_to_planned_blocks(params, device, registers, what, what_size);
+}
+
+/* fv_scheduler.hold_occupancy of the multi-wave family: a kernel on span
+ * chunks (compute_on_span_chunks), whose register estimate falls far short
+ * (LN bwd bf16 16384 x 1987: ~144 estimated, 246 compiled), is bounded to
+ * the blocks per SM its grid was sized for, as persistent_hold_occupancy
+ * bounds the forward kernels; where it then spills it stays unbounded. */
+static bool inner_outer_hold_occupancy(const fv_segment_view *view, fv_schedule_params *params,
+                                       const fv_device *device, int registers, char *what,
+                                       size_t what_size)
+{
+    (void)view;
+    if (params->extra[EXTRA_SPAN_LANES] == 0)
         return false;
-    params->extra[EXTRA_MIN_BLOCKS] = planned;
-    snprintf(what, what_size,
-             "bounded to the %d blocks per SM planned (__launch_bounds__): unbounded it took "
-             "%d registers, which fit %d", planned, registers, fit);
-    return true;
+    return bound_to_planned_blocks(params, device, registers, what, what_size);
 }
 
 const fv_scheduler fv_sched_inner_persistent = {
@@ -5287,6 +5314,7 @@ const fv_scheduler fv_sched_inner_outer_persistent = {
     .emit = inner_outer_emit,
     .launch = inner_outer_launch,
     .relieve_registers = persistent_relieve_registers,
+    .hold_occupancy = inner_outer_hold_occupancy,
 };
 
 const fv_scheduler fv_sched_inner_outer_ws = {
