@@ -436,7 +436,10 @@ END_TEST
  * of 32 elements): at N = 216 and 432 (H200) a pair walks twice the rows
  * of a single row's SM, so no pairs; at 1664 and 2048 (H200) and 16384
  * (H100) the single rows run 2 blocks per SM and the pairs' one block
- * walks the same rows.  LN bwd bf16 216 x 6144 (pairs of 48): no pairs. */
+ * walks the same rows.  LN bwd bf16 216 x 6144 (pairs of 48): no pairs.
+ * Layer norm's rows of an odd length are never paired (the pair would keep
+ * them off row spans): 16-bit x 6143 then computes on span chunks in a
+ * 256-thread block; RMS norm's fp32 x 4095 keeps its pair. */
 START_TEST(row_pairs_keep_the_rows_per_sm)
 {
     static const struct {
@@ -458,6 +461,11 @@ START_TEST(row_pairs_keep_the_rows_per_sm)
         {"H200", NORM_LAYER_BACKWARD, FV_F32, 1664, 4096, true},
         {"H200", NORM_RMS_BACKWARD, FV_F32, 2048, 4096, true},
         {"H100", NORM_LAYER_BACKWARD, FV_F32, 16384, 4096, true},
+        {"H200", NORM_LAYER_BACKWARD, FV_BF16, 16384, 6143, false},
+        {"H100", NORM_LAYER_BACKWARD, FV_F16, 2048, 6143, false},
+        {"H200", NORM_LAYER_BACKWARD, FV_F32, 16384, 4095, false},
+        {"H200", NORM_LAYER_BACKWARD, FV_F32, 16384, 3071, false},
+        {"H200", NORM_RMS_BACKWARD, FV_F32, 16384, 4095, true},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         choice chosen;
@@ -467,6 +475,11 @@ START_TEST(row_pairs_keep_the_rows_per_sm)
         ck_assert_msg(paired == shapes[i].paired, "%s %s %lld x %lld: %s", shapes[i].device,
                       fv_dtype_name(shapes[i].dtype), (long long)shapes[i].rows,
                       (long long)shapes[i].hidden, chosen.params.description);
+        if (shapes[i].hidden == 6143)
+            ck_assert_msg(strstr(chosen.params.description,
+                                 "256 x 1 threads, batch 4 of 8-element chunks of the row's "
+                                 "aligned span") != NULL,
+                          "%s", chosen.params.description);
     }
 }
 END_TEST

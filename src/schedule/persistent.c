@@ -1567,7 +1567,14 @@ static bool pair_keeps_the_grid(const search_problem *p, const candidate *single
  * 2048 / 2049 +2.9 / +2.0%; fp16 0.0% (16384), +1.5 / 0.0% (2048 / 2049);
  * fp32 +0.4% at 16384 but -8.7 / -8.6% at 2048 / 2049, so fp32 keeps 48.
  * Not a pair where the search gives a row 128 threads: bf16 / fp16 4096 as
- * 128 x 2 threads ran 0.6-1.0% slower. */
+ * 128 x 2 threads ran 0.6-1.0% slower.  Nor layer norm's rows off full
+ * 16-byte vectors (an odd length): the pair (block_y 2) keeps them off row
+ * spans, so 16-bit rows were copied and computed element by element; in
+ * one 256-thread block they compute on span chunks.  H200, N = 16384
+ * (bench/results/h200-2026-11-30.md): LN bwd bf16 / fp16 x 6143 4.9 times
+ * as fast (8.9 -> 43.7% of copy), fp32 x 3071 / 4095 +9.6 / +18.4%; RMS
+ * norm's fp32 rows, element by element either way, lost 0.8 / 12.2% at
+ * x 3071 / 4095 unpaired and keep the pairs. */
 static bool pair_rows(const search_problem *p, const candidate *best, candidate *pair)
 {
     int most = ROW_PAIR_MAX_SINGLE;
@@ -1577,7 +1584,8 @@ static bool pair_rows(const search_problem *p, const candidate *best, candidate 
                    : ROW_PAIR_MAX_ELEMENTS;
     int elements = 2 * best->batch * p->vector;
     if (p->outer_reductions == 0 || best->cluster != 1 || best->block_y != 1 ||
-        best->block_x != 2 * ROW_PAIR_THREADS || elements > most)
+        best->block_x != 2 * ROW_PAIR_THREADS || elements > most ||
+        (!full_vectors(p->buffers, p->vector) && !p->rows.single_reduction))
         return false;
     if (!make_candidate(p, 2 * ROW_PAIR_THREADS, 1, ROW_PAIR_THREADS, false, pair))
         return false;
