@@ -1852,6 +1852,40 @@ START_TEST(odd_backward_rows_compute_on_span_chunks)
 }
 END_TEST
 
+/* 16-bit multi-wave rows that one row slot holds at most (RMS bwd x 22527:
+ * two buffers of 44 KiB and the weight) are copied as the 16-byte chunks of
+ * their span, not 2 bytes at a time through registers, and read element by
+ * element; the row's copies are issued after the row start, so its
+ * statistic (its rms) is loaded a row ahead into registers, not copied with
+ * the row.  Layer norm's rows of that length spill in every form and take
+ * the general path whatever the copies. */
+START_TEST(odd_backward_rows_in_one_slot_copy_spans)
+{
+    planned_kernel planned;
+    plan_norm_on(NORM_RMS_BACKWARD, FV_BF16, 16384, 22527, FV_APPROACH_AUTO, "H200", &planned);
+    fv_kernel_plan *kernel = &planned.plan.kernels[0];
+    ck_assert_msg(strstr(kernel->params.description,
+                         "1 row slot (copied as the aligned 16-byte chunks that hold it)") != NULL &&
+                      kernel->params.vector == 1,
+                  "%s", kernel->params.description);
+    ck_assert_ptr_nonnull(strstr(kernel->source, ": loaded one row ahead"));
+    ck_assert_ptr_null(strstr(kernel->source, "copied with each row's inputs"));
+    ck_assert_ptr_null(strstr(kernel->source, "fv_async_wait<-1>"));
+    static const char *const row_steps[] = {
+        "const auto row_value", "__syncthreads();  // every thread is past the last row",
+        "fv_copy_async_if<8>(to + at, span + at, at < whole_length);",
+        "fv_async_wait<0>();  // this row's copies have landed",
+        "__syncthreads();  // ... all of them"};
+    const char *at = strstr(kernel->source, "for (long long row_base");
+    for (size_t i = 0; i < sizeof row_steps / sizeof row_steps[0]; i++) {
+        ck_assert_msg(at != NULL && (at = strstr(at, row_steps[i])) != NULL,
+                      "missing or out of order: %s", row_steps[i]);
+        at += strlen(row_steps[i]);
+    }
+    planned_free(&planned);
+}
+END_TEST
+
 /* A short row on span chunks as short_span_rows_take_warps expects it on
  * `device`: on chunks of `chunk` elements, in a block of `threads` x 1 of
  * `steps` chunks per thread, its row buffers held as float or not. */
@@ -2641,6 +2675,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, one_slot_spans_only_on_chunks);
     tcase_add_test(tcase, held_kernels_are_bounded_to_their_planned_blocks);
     tcase_add_test(tcase, span_chunk_backward_kernels_are_bounded_to_their_planned_blocks);
+    tcase_add_test(tcase, odd_backward_rows_in_one_slot_copy_spans);
     tcase_add_test(tcase, seed_003_tma_inner_persistent);
     tcase_add_test(tcase, irregular_sizes);
     suite_add_tcase(suite, tcase);

@@ -26,7 +26,8 @@
 #     compiles, the 10 rows of an odd length on span chunks;
 #  7. tests/odd_backward/ (multi-wave backward rows of an odd length at 5 to
 #     2049 rows) compiles, on span chunks exactly where the planner takes
-#     them (10 of 24 cases).
+#     them (10 of 26 cases), and the two RMS rows of 22527 elements in one
+#     slot of spans.
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
@@ -163,8 +164,10 @@ compile_sweep() {
 
   compile_checked "$tool" "$arch" "$work" "$arch-mixed" tests/mixed_constants/ 14
   check_rows_saying "$work/$arch-mixed.h5" "chunks of the row's aligned span" 10
-  compile_checked "$tool" "$arch" "$work" "$arch-odd-backward" tests/odd_backward/ 24
+  compile_checked "$tool" "$arch" "$work" "$arch-odd-backward" tests/odd_backward/ 26
   check_rows_saying "$work/$arch-odd-backward.h5" "the partials at the block's shift" 10
+  check_rows_saying "$work/$arch-odd-backward.h5" \
+    "1 row slot (copied as the aligned 16-byte chunks that hold it)" 2
 }
 
 # check_rows_saying ARCHIVE TEXT COUNT: exactly COUNT rows of /results

@@ -1239,7 +1239,14 @@ static bool spans_fp32_rows(const buffered_inputs *buffers, int64_t inner)
  * N = 16384, H = 1023 / 1987 / 4095: 16-bit +28..+158%; fp32, whose 4-byte
  * copies were asynchronous already, -21..+19% (layer and RMS norm lost to
  * the barrier), so fp32 keeps them, except forward rows that spans_fp32_rows
- * takes (which then compute on the chunks: compute_on_span_chunks). */
+ * takes (which then compute on the chunks: compute_on_span_chunks).
+ * Multi-wave 16-bit rows that one slot holds at most take spans in it too,
+ * read element by element between the slot's two block barriers
+ * (emit_one_span_slot; their row statistics then come a row ahead in
+ * registers: stats_in_shared): RMS bwd bf16 / fp16 16384 x 22527 / 24575
+ * +71..+73% on an H200 (29 -> 50-51% of copy; bench/results/
+ * h200-2026-11-30.md).  Layer norm's rows of that length spill in every
+ * form and take the general path. */
 static void copy_row_spans(const buffered_inputs *buffers, const fv_device *device, int vector,
                            int64_t inner, int outer_reductions, candidate *c)
 {
@@ -1252,7 +1259,8 @@ static void copy_row_spans(const buffered_inputs *buffers, const fv_device *devi
     size_t copy_bytes = (size_t)vector * buffers->element_bytes[0];
     bool fp32_forward = copy_bytes == 4 && vector == 1 && outer_reductions == 0 &&
                         spans_fp32_rows(buffers, inner);
-    if (c->slots < 2 && !(fp32_forward && buffers->cached_count == 0))
+    bool sixteen_bit_multiwave = outer_reductions > 0 && copy_bytes == 2;
+    if (c->slots < 2 && !(fp32_forward && buffers->cached_count == 0) && !sixteen_bit_multiwave)
         return;
     if (copy_bytes >= 4 && !fp32_forward)
         return;
@@ -1983,10 +1991,11 @@ static bool take_span_chunks(const search_problem *p, candidate *c)
  * 4096 x 55297-56321 on an H200, whose chunks no longer fit shared memory),
  * the rows go back to their 4-byte copies, since the form that reads spans
  * element by element in one slot (two block barriers a row) was never
- * measured and spilled 8-16 bytes on sm_90a there. */
+ * measured for them and spilled 8-16 bytes on sm_90a there.  Multi-wave
+ * rows keep their spans in that form (copy_row_spans). */
 static void compute_on_span_chunks(const search_problem *p, candidate *c)
 {
-    if (take_span_chunks(p, c) || !c->spans || c->slots != 1)
+    if (take_span_chunks(p, c) || !c->spans || c->slots != 1 || p->outer_reductions > 0)
         return;
     c->spans = false;
     c->shared_bytes = (int)placement_bytes(p->buffers, c);
@@ -2982,9 +2991,13 @@ static int row_slots(const fv_schedule_params *params)
 }
 
 /* True if the kernel's row statistics are copied into shared memory with
- * their row (stats_with_rows). */
+ * their row (stats_with_rows).  Not with one slot of row spans: the row's
+ * copies are issued after the row start, where the statistics are read
+ * (emit_one_span_slot), so they are loaded a row ahead into registers. */
 static bool stats_in_shared(const persistent_emit *p)
 {
+    if (row_spans(p->params) && row_slots(p->params) == 1)
+        return false;
     return stats_with_rows(p->buffers.stat_count, (unsigned)p->params->extra[EXTRA_IN_SHARED],
                            cluster_blocks(p->params),
                            (unsigned)p->params->extra[EXTRA_SHARED_PARTIALS]);
