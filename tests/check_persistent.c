@@ -1265,30 +1265,40 @@ END_TEST
  * the compiled registers fit, not on the H100, and not in a kernel that
  * holds no values (RMS fwd bf16 x 4095).  The replaced kernel can be put
  * back. */
-START_TEST(held_kernels_are_bounded_to_their_planned_blocks)
+/* Asserts that the 128-thread kernel of `planned`, planned at 3 blocks per
+ * SM, stays unbounded compiled to `fitting` registers and is bounded to the
+ * 3 blocks compiled to `too_many` (which fit 2), then puts it back. */
+static void assert_bounded_to_three_blocks(planned_kernel *planned, int fitting, int too_many)
 {
-    planned_kernel planned;
-    plan_norm_on(NORM_SOFTMAX, FV_BF16, 16384, 12288, FV_APPROACH_AUTO, "H200", &planned);
-    fv_kernel_plan *kernel = &planned.plan.kernels[0];
+    fv_kernel_plan *kernel = &planned->plan.kernels[0];
     ck_assert_ptr_nonnull(strstr(kernel->source, "__launch_bounds__(128, 1)"));
     fv_kernel_plan previous;
     bool bounded = true;
-    kernel->compiled_registers = 160;  /* 3 blocks of 128 fit */
-    FV_ASSERT_OK(fv_plan_hold_occupancy(kernel, &planned.device, &previous, &bounded));
+    kernel->compiled_registers = fitting;
+    FV_ASSERT_OK(fv_plan_hold_occupancy(kernel, &planned->device, &previous, &bounded));
     ck_assert(!bounded);
-    kernel->compiled_registers = 192;
-    FV_ASSERT_OK(fv_plan_hold_occupancy(kernel, &planned.device, &previous, &bounded));
+    kernel->compiled_registers = too_many;
+    FV_ASSERT_OK(fv_plan_hold_occupancy(kernel, &planned->device, &previous, &bounded));
     ck_assert(bounded);
     ck_assert_ptr_nonnull(strstr(kernel->source, "__launch_bounds__(128, 3)"));
-    ck_assert_str_eq(kernel->relief_note,
-                     "bounded to the 3 blocks per SM planned (__launch_bounds__): unbounded it "
-                     "took 192 registers, which fit 2");
+    char note[160];
+    snprintf(note, sizeof note,
+             "bounded to the 3 blocks per SM planned (__launch_bounds__): unbounded it took %d "
+             "registers, which fit 2", too_many);
+    ck_assert_str_eq(kernel->relief_note, note);
     char hash[sizeof kernel->hash];
     memcpy(hash, kernel->hash, sizeof hash);
     fv_plan_restore_kernel(kernel, &previous);
     ck_assert_ptr_nonnull(strstr(kernel->source, "__launch_bounds__(128, 1)"));
     ck_assert_str_eq(kernel->relief_note, "");
     ck_assert_str_ne(kernel->hash, hash);
+}
+
+START_TEST(held_kernels_are_bounded_to_their_planned_blocks)
+{
+    planned_kernel planned;
+    plan_norm_on(NORM_SOFTMAX, FV_BF16, 16384, 12288, FV_APPROACH_AUTO, "H200", &planned);
+    assert_bounded_to_three_blocks(&planned, 160, 192);
     planned_free(&planned);
 
     static const struct {
@@ -1303,7 +1313,9 @@ START_TEST(held_kernels_are_bounded_to_their_planned_blocks)
     for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
         plan_norm_on(kept[i].kind, FV_BF16, 16384, kept[i].hidden, FV_APPROACH_AUTO,
                      kept[i].device, &planned);
-        kernel = &planned.plan.kernels[0];
+        fv_kernel_plan *kernel = &planned.plan.kernels[0];
+        fv_kernel_plan previous;
+        bool bounded = true;
         kernel->compiled_registers = kept[i].registers;
         FV_ASSERT_OK(fv_plan_hold_occupancy(kernel, &planned.device, &previous, &bounded));
         ck_assert_msg(!bounded, "%s", kernel->params.description);
@@ -1322,23 +1334,9 @@ START_TEST(span_chunk_backward_kernels_are_bounded_to_their_planned_blocks)
 {
     planned_kernel planned;
     plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 16384, 1987, FV_APPROACH_AUTO, "H200", &planned);
-    fv_kernel_plan *kernel = &planned.plan.kernels[0];
-    ck_assert_ptr_nonnull(strstr(kernel->params.description, "chunks of the row's aligned span"));
-    ck_assert_ptr_nonnull(strstr(kernel->source, "__launch_bounds__(128, 1)"));
-    fv_kernel_plan previous;
-    bool bounded = true;
-    kernel->compiled_registers = 168;  /* 3 blocks of 128 fit */
-    FV_ASSERT_OK(fv_plan_hold_occupancy(kernel, &planned.device, &previous, &bounded));
-    ck_assert(!bounded);
-    kernel->compiled_registers = 246;
-    FV_ASSERT_OK(fv_plan_hold_occupancy(kernel, &planned.device, &previous, &bounded));
-    ck_assert(bounded);
-    ck_assert_ptr_nonnull(strstr(kernel->source, "__launch_bounds__(128, 3)"));
-    ck_assert_str_eq(kernel->relief_note,
-                     "bounded to the 3 blocks per SM planned (__launch_bounds__): unbounded it "
-                     "took 246 registers, which fit 2");
-    fv_plan_restore_kernel(kernel, &previous);
-    ck_assert_ptr_nonnull(strstr(kernel->source, "__launch_bounds__(128, 1)"));
+    ck_assert_ptr_nonnull(strstr(planned.plan.kernels[0].params.description,
+                                 "chunks of the row's aligned span"));
+    assert_bounded_to_three_blocks(&planned, 168, 246);
     planned_free(&planned);
 
     static const struct {
@@ -1351,7 +1349,9 @@ START_TEST(span_chunk_backward_kernels_are_bounded_to_their_planned_blocks)
     for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
         plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 16384, kept[i].hidden, FV_APPROACH_AUTO,
                      kept[i].device, &planned);
-        kernel = &planned.plan.kernels[0];
+        fv_kernel_plan *kernel = &planned.plan.kernels[0];
+        fv_kernel_plan previous;
+        bool bounded = true;
         kernel->compiled_registers = 254;
         FV_ASSERT_OK(fv_plan_hold_occupancy(kernel, &planned.device, &previous, &bounded));
         ck_assert_msg(!bounded, "%s", kernel->params.description);
