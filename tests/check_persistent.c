@@ -439,7 +439,8 @@ END_TEST
  * walks the same rows.  LN bwd bf16 216 x 6144 (pairs of 48): no pairs.
  * Layer norm's rows of an odd length are never paired (the pair would keep
  * them off row spans): 16-bit x 6143 then computes on span chunks in a
- * 256-thread block; RMS norm's fp32 x 4095 keeps its pair. */
+ * 256-thread block; RMS norm's fp32 x 4095 keeps its pair, and so do rows
+ * of an even length on shorter vectors (x 6142, fp32 x 4094). */
 START_TEST(row_pairs_keep_the_rows_per_sm)
 {
     static const struct {
@@ -466,6 +467,8 @@ START_TEST(row_pairs_keep_the_rows_per_sm)
         {"H200", NORM_LAYER_BACKWARD, FV_F32, 16384, 4095, false},
         {"H200", NORM_LAYER_BACKWARD, FV_F32, 16384, 3071, false},
         {"H200", NORM_RMS_BACKWARD, FV_F32, 16384, 4095, true},
+        {"H200", NORM_LAYER_BACKWARD, FV_BF16, 16384, 6142, true},  /* 2-element vectors */
+        {"H200", NORM_LAYER_BACKWARD, FV_F32, 16384, 4094, true},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         choice chosen;
@@ -1328,8 +1331,8 @@ END_TEST
  * short, is bounded to its planned blocks per SM too: LN bwd bf16 16384 x
  * 1987 on the H200 (128 threads, 3 blocks planned; unbounded NVRTC gave it
  * 246 registers, which fit 2).  Not where the registers fit, not on the
- * H100, and not a multi-wave kernel on whole vectors (x 2048, bounded at
- * planning already). */
+ * H100, and not a multi-wave kernel element by element (x 1023, whose
+ * registers ran far over their estimates when bounded). */
 START_TEST(span_chunk_backward_kernels_are_bounded_to_their_planned_blocks)
 {
     planned_kernel planned;
@@ -1344,7 +1347,7 @@ START_TEST(span_chunk_backward_kernels_are_bounded_to_their_planned_blocks)
         const char *device;
     } kept[] = {
         {1987, "H100"},  /* slower memory per SM */
-        {2048, "H200"},  /* whole vectors: bounded when planned */
+        {1023, "H200"},  /* element by element (3 blocks planned, bound at 1) */
     };
     for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
         plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 16384, kept[i].hidden, FV_APPROACH_AUTO,

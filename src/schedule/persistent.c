@@ -536,11 +536,15 @@ static int blocks_by_shared(const fv_device *device, int64_t dynamic_bytes)
  * moved into the row buffers, shared_stage_scratch) bring LN bwd 16-bit
  * 16384 x 24576 down to the 196 KiB shared-memory carveout, whose larger
  * L1 keeps more of the weight, read from device memory in every pass:
- * +4.7% (bf16) and +5.2% (fp16) on an H200 (L1 hit rate 0.9% -> 19.8%). */
+ * +4.7% (bf16) and +5.2% (fp16) on an H200 (L1 hit rate 0.9% -> 19.8%).
+ * Not with one slot of row spans (`one_span_slot`): the row's copies are
+ * issued after the row start, where the statistics are read
+ * (emit_one_span_slot). */
 static bool stats_with_rows(int stat_count, unsigned in_shared, int cluster,
-                            unsigned partials_in_shared)
+                            unsigned partials_in_shared, bool one_span_slot)
 {
-    return stat_count > 0 && in_shared != 0 && cluster <= 1 && partials_in_shared == 0;
+    return stat_count > 0 && in_shared != 0 && cluster <= 1 && partials_in_shared == 0 &&
+           !one_span_slot;
 }
 
 /* True if a kernel's one row slot is refilled with the next row's copies as
@@ -644,7 +648,8 @@ static int64_t placement_bytes(const buffered_inputs *buffers, const candidate *
                                  (int64_t)buffers->element_bytes[i]) * c->slots;
     if (c->cached)
         bytes += row_constant_bytes(buffers, c);
-    if (stats_with_rows(buffers->stat_count, c->in_shared, c->cluster, c->partials_in_shared))
+    if (stats_with_rows(buffers->stat_count, c->in_shared, c->cluster, c->partials_in_shared,
+                        c->spans && c->slots == 1))
         bytes += round_up_16((int64_t)c->threads * (int64_t)buffers->stat_bytes) * c->slots;
     bytes += __builtin_popcount(c->partials_in_shared) * (int64_t)round_up_16((int64_t)c->row_capacity * 4);
     return bytes;
@@ -1024,7 +1029,7 @@ static void placement_text(const buffered_inputs *buffers, const candidate *c, c
              "row buffers in shared memory, %d row slots (next %s copied during this one%s)",
              c->slots, ahead, c->spans ? ", as the aligned 16-byte chunks that hold it" : "");
     bool stats_in_slot = stats_with_rows(buffers->stat_count, c->in_shared, c->cluster,
-                                         c->partials_in_shared);
+                                         c->partials_in_shared, c->spans && c->slots == 1);
     const char *one_slot =
         slot_refilled(c->slots, c->in_shared, c->row_floats, c->cluster, stats_in_slot)
             ? "row buffers in shared memory, 1 row slot (refilled with the next row once read)"
@@ -1262,6 +1267,9 @@ static void copy_row_spans(const buffered_inputs *buffers, const fv_device *devi
     bool sixteen_bit_multiwave = outer_reductions > 0 && copy_bytes == 2;
     if (c->slots < 2 && !(fp32_forward && buffers->cached_count == 0) && !sixteen_bit_multiwave)
         return;
+    if (c->slots < 2 && c->row_floats != 0)
+        return;  /* a refilled slot (slot_refilled) takes the next row's copies once a thread has
+                    read its own elements, while others may still read its chunks */
     if (copy_bytes >= 4 && !fp32_forward)
         return;
     candidate spanned = *c;
@@ -1575,8 +1583,8 @@ static bool pair_keeps_the_grid(const search_problem *p, const candidate *single
  * 2048 / 2049 +2.9 / +2.0%; fp16 0.0% (16384), +1.5 / 0.0% (2048 / 2049);
  * fp32 +0.4% at 16384 but -8.7 / -8.6% at 2048 / 2049, so fp32 keeps 48.
  * Not a pair where the search gives a row 128 threads: bf16 / fp16 4096 as
- * 128 x 2 threads ran 0.6-1.0% slower.  Nor layer norm's rows off full
- * 16-byte vectors (an odd length): the pair (block_y 2) keeps them off row
+ * 128 x 2 threads ran 0.6-1.0% slower.  Nor layer norm's rows of an odd
+ * length (1-element vectors): the pair (block_y 2) keeps them off row
  * spans, so 16-bit rows were copied and computed element by element; in
  * one 256-thread block they compute on span chunks.  H200, N = 16384
  * (bench/results/h200-2026-11-30.md): LN bwd bf16 / fp16 x 6143 4.9 times
@@ -1593,7 +1601,7 @@ static bool pair_rows(const search_problem *p, const candidate *best, candidate 
     int elements = 2 * best->batch * p->vector;
     if (p->outer_reductions == 0 || best->cluster != 1 || best->block_y != 1 ||
         best->block_x != 2 * ROW_PAIR_THREADS || elements > most ||
-        (!full_vectors(p->buffers, p->vector) && !p->rows.single_reduction))
+        (p->vector == 1 && !p->rows.single_reduction))
         return false;
     if (!make_candidate(p, 2 * ROW_PAIR_THREADS, 1, ROW_PAIR_THREADS, false, pair))
         return false;
@@ -1944,8 +1952,8 @@ static bool take_span_chunks(const search_problem *p, candidate *c)
     bool multiwave = p->outer_reductions > 0;
     if (!c->spans || c->block_y != 1 || c->cluster != 1)
         return false;
-    if (multiwave && !multiwave_takes_span_chunks(p, c))
-        return false;
+    if (multiwave && (!multiwave_takes_span_chunks(p, c) || c->slots == 1))
+        return false;  /* in one slot (copy_row_spans) never run on a GPU */
     if (p->buffers->cached_count > 0 &&
         !constants_at_row_shift(c->cached, c->weight_floats, p->buffers->cached_count))
         return false;  /* they would be read from device memory lane by lane */
@@ -2991,16 +2999,13 @@ static int row_slots(const fv_schedule_params *params)
 }
 
 /* True if the kernel's row statistics are copied into shared memory with
- * their row (stats_with_rows).  Not with one slot of row spans: the row's
- * copies are issued after the row start, where the statistics are read
- * (emit_one_span_slot), so they are loaded a row ahead into registers. */
+ * their row (stats_with_rows). */
 static bool stats_in_shared(const persistent_emit *p)
 {
-    if (row_spans(p->params) && row_slots(p->params) == 1)
-        return false;
     return stats_with_rows(p->buffers.stat_count, (unsigned)p->params->extra[EXTRA_IN_SHARED],
                            cluster_blocks(p->params),
-                           (unsigned)p->params->extra[EXTRA_SHARED_PARTIALS]);
+                           (unsigned)p->params->extra[EXTRA_SHARED_PARTIALS],
+                           row_spans(p->params) && row_slots(p->params) == 1);
 }
 
 /* True if row statistic `value` is copied into shared memory with its row. */
