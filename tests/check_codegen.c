@@ -321,23 +321,12 @@ START_TEST(norm_backward_is_one_persistent_kernel)
 }
 END_TEST
 
-/* Asserts that `code` contains `lines` (NULL-terminated) in this order. */
-static void assert_lines_in_order(const char *code, const char *const *lines)
-{
-    const char *at = code;
-    for (; *lines != NULL; lines++) {
-        const char *found = strstr(at, *lines);
-        ck_assert_msg(found != NULL, "missing or out of order: %s", *lines);
-        at = found + strlen(*lines);
-    }
-}
-
 /* Asserts that the kernel of `source` has `lines` in order and not
  * `absent`, then frees `source`. */
 static void assert_kernel_lines(char *source, const char *const *lines, const char *absent)
 {
     const char *code = kernel_code(source);
-    assert_lines_in_order(code, lines);
+    fv_test_assert_lines_in_order(code, lines);
     ck_assert_msg(strstr(code, absent) == NULL, "present: %s", absent);
     free(source);
 }
@@ -450,7 +439,7 @@ START_TEST(row_copies_take_their_form)
         NULL,
     };
     const char *code = kernel_code(source);
-    assert_lines_in_order(code, refilled);
+    fv_test_assert_lines_in_order(code, refilled);
     ck_assert_ptr_null(strstr(code, "const long long fetch_row = row;"));
     /* the weight and bias cached after the 64 KiB slot, read from there */
     ck_assert_ptr_nonnull(strstr(code, "cached1 = reinterpret_cast<__nv_bfloat16 *>(row_buffers + 65536);"));
@@ -548,7 +537,7 @@ START_TEST(warp_specialized_kernel_structure)
         "cooperative_groups::this_grid().sync();",
         NULL,
     };
-    assert_lines_in_order(code, reconverged);
+    fv_test_assert_lines_in_order(code, reconverged);
     free(source);
 }
 END_TEST
@@ -595,7 +584,7 @@ START_TEST(warp_specialized_stage_in_registers)
         NULL,
     };
     const char *code = kernel_code(source);
-    assert_lines_in_order(code, cached);
+    fv_test_assert_lines_in_order(code, cached);
     ck_assert_ptr_null(strstr(code, "this group is done with the stage"));
     ck_assert_ptr_null(strstr(code, "fv_load<8>(buffer0 + column"));
     ck_assert_ptr_nonnull(strstr(code, "__shared__ float reduction_scratch[2 * 128];"));
@@ -689,7 +678,7 @@ START_TEST(tma_inner_persistent_kernel_structure)
         "// the stage was released once its rows were read",
         NULL,
     };
-    assert_lines_in_order(code, cached);
+    fv_test_assert_lines_in_order(code, cached);
     free(source);
 }
 END_TEST
@@ -730,7 +719,7 @@ START_TEST(tma_inner_groups_chained_reductions)
         NULL,
     };
     const char *code = kernel_code(source);
-    assert_lines_in_order(code, layer_norm);
+    fv_test_assert_lines_in_order(code, layer_norm);
     ck_assert_ptr_null(strstr(code, "fv_group_sum<128, 1>"));
     ck_assert_ptr_nonnull(strstr(code, "__shared__ float reduction_scratch[2 * 64];"));
     /* each compute group reduces in its own slice: the groups run apart */
@@ -754,7 +743,7 @@ START_TEST(tma_inner_groups_chained_reductions)
         NULL,
     };
     code = kernel_code(source);
-    assert_lines_in_order(code, softmax);
+    fv_test_assert_lines_in_order(code, softmax);
     ck_assert_ptr_null(strstr(code, "fv_group_max<"));
     free(source);
 }
@@ -873,7 +862,7 @@ START_TEST(softmax_keeps_its_exp_for_the_epilogue)
         "fv_store<8>(out0",
         NULL,
     };
-    assert_lines_in_order(code, kept);
+    fv_test_assert_lines_in_order(code, kept);
     const char *first = strstr(code, "fv_exp_fast(");
     ck_assert_ptr_null(strstr(first + 1, "fv_exp_fast("));
     /* the epilogue reads no row buffer */

@@ -1297,6 +1297,22 @@ static void assert_bounded_to_three_blocks(planned_kernel *planned, int fitting,
     ck_assert_str_ne(kernel->hash, hash);
 }
 
+/* Asserts that the kernel of `kind` bf16 16384 x `hidden` on `device`,
+ * compiled to `registers`, is not bounded to its planned blocks. */
+static void assert_left_unbounded(norm_kind kind, int64_t hidden, const char *device,
+                                  int registers)
+{
+    planned_kernel planned;
+    plan_norm_on(kind, FV_BF16, 16384, hidden, FV_APPROACH_AUTO, device, &planned);
+    fv_kernel_plan *kernel = &planned.plan.kernels[0];
+    fv_kernel_plan previous;
+    bool bounded = true;
+    kernel->compiled_registers = registers;
+    FV_ASSERT_OK(fv_plan_hold_occupancy(kernel, &planned.device, &previous, &bounded));
+    ck_assert_msg(!bounded, "%s", kernel->params.description);
+    planned_free(&planned);
+}
+
 START_TEST(held_kernels_are_bounded_to_their_planned_blocks)
 {
     planned_kernel planned;
@@ -1313,17 +1329,8 @@ START_TEST(held_kernels_are_bounded_to_their_planned_blocks)
         {NORM_SOFTMAX, 12288, "H100", 192},       /* slower memory per SM */
         {NORM_RMS_FORWARD, 4095, "H200", 95},     /* no held values */
     };
-    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
-        plan_norm_on(kept[i].kind, FV_BF16, 16384, kept[i].hidden, FV_APPROACH_AUTO,
-                     kept[i].device, &planned);
-        fv_kernel_plan *kernel = &planned.plan.kernels[0];
-        fv_kernel_plan previous;
-        bool bounded = true;
-        kernel->compiled_registers = kept[i].registers;
-        FV_ASSERT_OK(fv_plan_hold_occupancy(kernel, &planned.device, &previous, &bounded));
-        ck_assert_msg(!bounded, "%s", kernel->params.description);
-        planned_free(&planned);
-    }
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
+        assert_left_unbounded(kept[i].kind, kept[i].hidden, kept[i].device, kept[i].registers);
 }
 END_TEST
 
@@ -1349,17 +1356,8 @@ START_TEST(span_chunk_backward_kernels_are_bounded_to_their_planned_blocks)
         {1987, "H100"},  /* slower memory per SM */
         {1023, "H200"},  /* element by element (3 blocks planned, bound at 1) */
     };
-    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
-        plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 16384, kept[i].hidden, FV_APPROACH_AUTO,
-                     kept[i].device, &planned);
-        fv_kernel_plan *kernel = &planned.plan.kernels[0];
-        fv_kernel_plan previous;
-        bool bounded = true;
-        kernel->compiled_registers = 254;
-        FV_ASSERT_OK(fv_plan_hold_occupancy(kernel, &planned.device, &previous, &bounded));
-        ck_assert_msg(!bounded, "%s", kernel->params.description);
-        planned_free(&planned);
-    }
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
+        assert_left_unbounded(NORM_LAYER_BACKWARD, kept[i].hidden, kept[i].device, 254);
 }
 END_TEST
 
@@ -1875,16 +1873,12 @@ START_TEST(odd_backward_rows_in_one_slot_copy_spans)
     ck_assert_ptr_null(strstr(kernel->source, "copied with each row's inputs"));
     ck_assert_ptr_null(strstr(kernel->source, "fv_async_wait<-1>"));
     static const char *const row_steps[] = {
-        "const auto row_value", "__syncthreads();  // every thread is past the last row",
+        "for (long long row_base", "const auto row_value",
+        "__syncthreads();  // every thread is past the last row",
         "fv_copy_async_if<8>(to + at, span + at, at < whole_length);",
         "fv_async_wait<0>();  // this row's copies have landed",
-        "__syncthreads();  // ... all of them"};
-    const char *at = strstr(kernel->source, "for (long long row_base");
-    for (size_t i = 0; i < sizeof row_steps / sizeof row_steps[0]; i++) {
-        ck_assert_msg(at != NULL && (at = strstr(at, row_steps[i])) != NULL,
-                      "missing or out of order: %s", row_steps[i]);
-        at += strlen(row_steps[i]);
-    }
+        "__syncthreads();  // ... all of them", NULL};
+    fv_test_assert_lines_in_order(kernel->source, row_steps);
     planned_free(&planned);
 }
 END_TEST

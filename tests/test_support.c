@@ -1,4 +1,5 @@
-/* test_support.c: scratch directories, file helpers and the suite runner. */
+/* test_support.c: scratch directories, file helpers, lines in order and the
+ * suite runner. */
 #include "test_support.h"
 
 #include <errno.h>
@@ -72,6 +73,16 @@ int fv_test_write_file(const char *path, const char *text)
     size_t length = strlen(text);
     int result = fwrite(text, 1, length, file) == length ? 0 : -1;
     return fclose(file) == 0 ? result : -1;
+}
+
+void fv_test_assert_lines_in_order(const char *code, const char *const *lines)
+{
+    const char *at = code;
+    for (; *lines != NULL; lines++) {
+        const char *found = strstr(at, *lines);
+        ck_assert_msg(found != NULL, "missing or out of order: %s", *lines);
+        at = found + strlen(*lines);
+    }
 }
 
 int fv_test_run_suite(Suite *suite)

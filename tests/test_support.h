@@ -1,5 +1,6 @@
 /* test_support.h: helpers shared by the check suites: a scratch directory per
- * test process, file reading, and the standard suite runner. */
+ * test process, file reading, lines in order in generated code, and the
+ * standard suite runner. */
 #ifndef FV_TEST_SUPPORT_H
 #define FV_TEST_SUPPORT_H
 
@@ -23,6 +24,10 @@ char *fv_test_read_file(const char *path, size_t *size);
 
 /* Writes `text` to `path`; returns 0 on success. */
 int fv_test_write_file(const char *path, const char *text);
+
+/* Fails the current test unless `code` holds each of `lines` (NULL-
+ * terminated) in this order, naming the first one missing or out of order. */
+void fv_test_assert_lines_in_order(const char *code, const char *const *lines);
 
 /* Runs a suite with CK_FORK and returns the process exit status (0 when all
  * tests pass).  Honours CK_RUN_CASE and friends. */

@@ -537,14 +537,14 @@ static int blocks_by_shared(const fv_device *device, int64_t dynamic_bytes)
  * 16384 x 24576 down to the 196 KiB shared-memory carveout, whose larger
  * L1 keeps more of the weight, read from device memory in every pass:
  * +4.7% (bf16) and +5.2% (fp16) on an H200 (L1 hit rate 0.9% -> 19.8%).
- * Not with one slot of row spans (`one_span_slot`): the row's copies are
+ * Not with one slot (`slots`) of row spans (`spans`): the row's copies are
  * issued after the row start, where the statistics are read
  * (emit_one_span_slot). */
 static bool stats_with_rows(int stat_count, unsigned in_shared, int cluster,
-                            unsigned partials_in_shared, bool one_span_slot)
+                            unsigned partials_in_shared, bool spans, int slots)
 {
     return stat_count > 0 && in_shared != 0 && cluster <= 1 && partials_in_shared == 0 &&
-           !one_span_slot;
+           !(spans && slots == 1);
 }
 
 /* True if a kernel's one row slot is refilled with the next row's copies as
@@ -649,7 +649,7 @@ static int64_t placement_bytes(const buffered_inputs *buffers, const candidate *
     if (c->cached)
         bytes += row_constant_bytes(buffers, c);
     if (stats_with_rows(buffers->stat_count, c->in_shared, c->cluster, c->partials_in_shared,
-                        c->spans && c->slots == 1))
+                        c->spans, c->slots))
         bytes += round_up_16((int64_t)c->threads * (int64_t)buffers->stat_bytes) * c->slots;
     bytes += __builtin_popcount(c->partials_in_shared) * (int64_t)round_up_16((int64_t)c->row_capacity * 4);
     return bytes;
@@ -1029,7 +1029,7 @@ static void placement_text(const buffered_inputs *buffers, const candidate *c, c
              "row buffers in shared memory, %d row slots (next %s copied during this one%s)",
              c->slots, ahead, c->spans ? ", as the aligned 16-byte chunks that hold it" : "");
     bool stats_in_slot = stats_with_rows(buffers->stat_count, c->in_shared, c->cluster,
-                                         c->partials_in_shared, c->spans && c->slots == 1);
+                                         c->partials_in_shared, c->spans, c->slots);
     const char *one_slot =
         slot_refilled(c->slots, c->in_shared, c->row_floats, c->cluster, stats_in_slot)
             ? "row buffers in shared memory, 1 row slot (refilled with the next row once read)"
@@ -1220,6 +1220,20 @@ static bool spans_fp32_rows(const buffered_inputs *buffers, int64_t inner)
     return buffers->cached_count == 0 || inner * 4 >= FP32_SPAN_MIN_ROW_BYTES;
 }
 
+/* True if a row slot taken alone (copy_row_spans) is copied as spans:
+ * forward fp32 rows without row constants (spans_fp32_rows, `fp32_forward`)
+ * and multi-wave rows of `copy_bytes` 2, unless the slot is refilled
+ * (slot_refilled: held as float, it takes the next row's copies once a
+ * thread has read its own elements, while others may still read its
+ * chunks). */
+static bool one_slot_takes_spans(const buffered_inputs *buffers, size_t copy_bytes,
+                                 bool fp32_forward, int outer_reductions, const candidate *c)
+{
+    bool spanned = fp32_forward ? buffers->cached_count == 0
+                                : outer_reductions > 0 && copy_bytes == 2;
+    return spanned && c->row_floats == 0;
+}
+
 /* Kernels whose rows would take copies of 2 bytes (16-bit rows of an odd
  * length: rows start at any element), which pass through registers
  * synchronously, copy each row as the 16-byte chunks that hold it instead,
@@ -1264,12 +1278,9 @@ static void copy_row_spans(const buffered_inputs *buffers, const fv_device *devi
     size_t copy_bytes = (size_t)vector * buffers->element_bytes[0];
     bool fp32_forward = copy_bytes == 4 && vector == 1 && outer_reductions == 0 &&
                         spans_fp32_rows(buffers, inner);
-    bool sixteen_bit_multiwave = outer_reductions > 0 && copy_bytes == 2;
-    if (c->slots < 2 && !(fp32_forward && buffers->cached_count == 0) && !sixteen_bit_multiwave)
+    if (c->slots < 2 && !one_slot_takes_spans(buffers, copy_bytes, fp32_forward,
+                                              outer_reductions, c))
         return;
-    if (c->slots < 2 && c->row_floats != 0)
-        return;  /* a refilled slot (slot_refilled) takes the next row's copies once a thread has
-                    read its own elements, while others may still read its chunks */
     if (copy_bytes >= 4 && !fp32_forward)
         return;
     candidate spanned = *c;
@@ -1905,10 +1916,12 @@ static void hold_warp_row_floats(const search_problem *p, int warps, candidate *
  * 40): row constants held as float in registers (cached in shared memory at
  * the shift, LN bwd 16-bit x 9215-16383, they never ran), and a grid of a
  * chunk's blocks or more before the rounding (under 64 rows the grid would
- * be rounded up, leaving blocks fewer than MULTIWAVE_MIN_ROW_GROUPS rows). */
+ * be rounded up, leaving blocks fewer than MULTIWAVE_MIN_ROW_GROUPS rows),
+ * in two row slots or more (one slot of spans, copy_row_spans, never ran
+ * on chunks). */
 static bool multiwave_takes_span_chunks(const search_problem *p, const candidate *c)
 {
-    return c->weight_floats && c->partials_in_shared == 0 && !c->paired &&
+    return c->weight_floats && c->partials_in_shared == 0 && !c->paired && c->slots > 1 &&
            grid_blocks(p, c) >= span_chunk_elements(p->buffers);
 }
 
@@ -1952,8 +1965,8 @@ static bool take_span_chunks(const search_problem *p, candidate *c)
     bool multiwave = p->outer_reductions > 0;
     if (!c->spans || c->block_y != 1 || c->cluster != 1)
         return false;
-    if (multiwave && (!multiwave_takes_span_chunks(p, c) || c->slots == 1))
-        return false;  /* in one slot (copy_row_spans) never run on a GPU */
+    if (multiwave && !multiwave_takes_span_chunks(p, c))
+        return false;
     if (p->buffers->cached_count > 0 &&
         !constants_at_row_shift(c->cached, c->weight_floats, p->buffers->cached_count))
         return false;  /* they would be read from device memory lane by lane */
@@ -3005,7 +3018,7 @@ static bool stats_in_shared(const persistent_emit *p)
     return stats_with_rows(p->buffers.stat_count, (unsigned)p->params->extra[EXTRA_IN_SHARED],
                            cluster_blocks(p->params),
                            (unsigned)p->params->extra[EXTRA_SHARED_PARTIALS],
-                           row_spans(p->params) && row_slots(p->params) == 1);
+                           row_spans(p->params), row_slots(p->params));
 }
 
 /* True if row statistic `value` is copied into shared memory with its row. */
