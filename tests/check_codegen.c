@@ -954,13 +954,27 @@ START_TEST(odd_rows_are_copied_as_aligned_chunks)
 }
 END_TEST
 
+/* Occurrences of `needle` in `text`. */
+static int occurrences(const char *text, const char *needle)
+{
+    int count = 0;
+    for (const char *at = strstr(text, needle); at != NULL; at = strstr(at + 1, needle))
+        count++;
+    return count;
+}
+
 /* Multi-wave backward rows of 16 bits and an odd length compute on the
  * chunks of their aligned span too (multiwave_takes_span_chunks): the
  * outer partials are arrays of chunks at the block's shift, every row of a
- * block at the same shift (the grid a multiple of 8), folded only for the
- * lanes in the row and stored to the workspace lane by lane at their
- * columns; no cluster adds them, and stage 2 reads the workspace rows of
- * 4095 floats one at a time.  LN bwd bf16 16384 x 4095. */
+ * block at the same shift (the grid a multiple of 8), folded for every
+ * lane (those outside the row are never stored) and stored to the
+ * workspace lane by lane at their columns; no cluster adds them, and stage
+ * 2 reads the workspace rows of 4095 floats one at a time.  Of the 5 steps
+ * of 128 chunks, steps 1 and 2 end by column 3072 <= 4095 whatever the
+ * shift (EXTRA_WHOLE_STEPS = 4095 / 1024 = 3): a test on b, constant once
+ * unrolled, takes their lane tests and their stores' test away (the store
+ * stays fv_store_lanes' explicit vector store: a plain one beside lane
+ * stores was merged into 2-byte stores).  LN bwd bf16 16384 x 4095. */
 START_TEST(odd_backward_rows_compute_on_span_chunks)
 {
     char *source = generate_one(multiwave_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 4095,
@@ -968,18 +982,26 @@ START_TEST(odd_backward_rows_compute_on_span_chunks)
     static const char *const lines[] = {
         "float partial0[5][8];  // sum over rows",
         "const int row_shift = (int)(((long long)blockIdx.x * inner) & 7);",
+        "if (b < 3 || column < row_length) {",
         "fv_load_lanes<8>(in2 + column, column, row_length, weight2[b]);",
         "fv_copy_async_if<8>(to + at, span + at, at < whole_length);",
         "fv_async_wait<1>();  // this row's copies have landed",
         "const int at = (b * 128 + threadIdx.x) * 8;  // the chunk's first element in the span",
-        "fv_store_lanes<8>(out0 + (row) * inner + (column), column, row_length, v",
+        "if (row_active && (b < 3 || column < row_length)) {",
+        "if ((b >= 1 && b < 3) || (column >= 0 && column + 8 <= row_length)) {  // a chunk wholly in the row",
+        "sums1[0] += v",
+        "} else {  // the row's first or last chunk: its lanes in the row",
         "if (fv_in_row(column + lane, row_length))",
+        "fv_store_lanes<8>(out0 + (row) * inner + (column), column, row_length, v",
+        ", (b >= 1 && b < 3));",
         "partial0[b][lane] += v",
         "fv_store_lanes_exact<8>(workspace + ((long long)0 * partial_rows + partial_row) * inner + column, column, row_length, partial0[b]);",
         "cooperative_groups::this_grid().sync();",
         "fv_load_past_l1<1>(workspace + ((long long)0 * partial_rows + p) * inner + column, part0[k]);",
         NULL,
     };
+    /* the lane tests: the row's two sums only, not the two partials */
+    ck_assert_int_eq(occurrences(kernel_code(source), "fv_in_row(column + lane, row_length)"), 2);
     assert_kernel_lines(source, lines, "map_shared_rank");
 }
 END_TEST
@@ -1023,7 +1045,7 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
         "for (int b = 0; b < 2; ++b) {",
         "const int at = (b * 128 + threadIdx.x) * 8;  // the chunk's first element in the span",
         "const int column = at - row_shift;  // its column, negative before the row",
-        "if (row_active && column < row_length) {",
+        "if (row_active && (b < 1 || column < row_length)) {",
         "fv_load<8>(buffer0 + at, v0);",
         /* a chunk wholly in the row folds every lane, the row's end
          * chunks only the lanes in the row */
@@ -1086,19 +1108,22 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
     };
     assert_kernel_lines(source, weight_at_shift, "(safe_row * inner) & 7");
     /* 4-lane fp32 chunks: layer norm keeps its mask on every lane (the
-     * split measured slower there), softmax, with its exp, splits */
+     * split measured slower there), softmax, with its exp, splits; both
+     * leave the test out of steps 1 and 2 (softmax's 256 threads: 1 to 6),
+     * whose chunks lie wholly in any row of 4095 */
     static const char *const masked_everywhere[] = {
         "threadIdx.x) * 4;  // the chunk's first element in the span",
-        "if (fv_in_row(column + lane, row_length))",
+        "if (row_active && (b < 3 || column < row_length)) {",
+        "if ((b >= 1 && b < 3) || fv_in_row(column + lane, row_length))",
         "sums1[0] += v",
         NULL,
     };
     source = generate_one(multiwave_families, NORM_LAYER_FORWARD, FV_F32, 16384, 4095,
                           "inner_persistent");
-    assert_kernel_lines(source, masked_everywhere, "// a chunk wholly in the row");
+    assert_kernel_lines(source, masked_everywhere, "// the row's first or last chunk");
     static const char *const split_for_exp[] = {
         "threadIdx.x) * 4;  // the chunk's first element in the span",
-        "if (column >= 0 && column + 4 <= row_length) {  // a chunk wholly in the row",
+        "if ((b >= 1 && b < 7) || (column >= 0 && column + 4 <= row_length)) {  // a chunk wholly in the row",
         "} else {  // the row's first or last chunk: its lanes in the row",
         "if (fv_in_row(column + lane, row_length))",
         NULL,

@@ -605,17 +605,22 @@ void fv_codegen_store(fv_emitter *emitter, int position, int32_t value, fv_emit_
     bool row_output = float_storage(v->dtype) && fv_codegen_spans_outer(emitter->view, value);
     bool around = emitter->store_rows_around_l1 && row_output;
     bool streaming = emitter->store_rows_streaming && row_output;
-    if (fv_codegen_spans_inner(emitter->view, value) && emitter->span_lanes)
+    const char *vector_store = around      ? "fv_store_around_l1"
+                               : streaming ? "fv_store_streaming"
+                               : float_storage(v->dtype) ? "fv_store" : "fv_store_exact";
+    bool whole_steps = emitter->whole_chunk != NULL && emitter->whole_chunk[0] != '\0';
+    if (fv_codegen_spans_inner(emitter->view, value) && emitter->span_lanes && whole_steps &&
+        float_storage(v->dtype))  /* the chunk's vector store with no test on those steps */
+        fv_codegen_line(emitter, "fv_store_lanes<%d>(out%d + %s, %s, %s, v%d, %s);",
+                        emitter->vector, position, offset, where.inner, emitter->row_length,
+                        (int)source, emitter->whole_chunk);
+    else if (fv_codegen_spans_inner(emitter->view, value) && emitter->span_lanes)
         fv_codegen_line(emitter, "%s<%d>(out%d + %s, %s, %s, v%d);",
                         float_storage(v->dtype) ? "fv_store_lanes" : "fv_store_lanes_exact",
                         emitter->vector, position, offset, where.inner, emitter->row_length,
                         (int)source);
     else if (fv_codegen_spans_inner(emitter->view, value))
-        fv_codegen_line(emitter, "%s<%d>(out%d + %s, v%d);",
-                        around      ? "fv_store_around_l1"
-                        : streaming ? "fv_store_streaming"
-                        : float_storage(v->dtype) ? "fv_store" : "fv_store_exact",
-                        emitter->vector,
+        fv_codegen_line(emitter, "%s<%d>(out%d + %s, v%d);", vector_store, emitter->vector,
                         position, offset, (int)source);
     else if (float_storage(v->dtype))
         fv_codegen_line(emitter, "out%d[%s] = fv_from_float<%s>(v%d);", position, offset,

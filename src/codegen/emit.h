@@ -72,6 +72,12 @@ typedef struct fv_emitter {
      * (long long), or an int copy where the kernel's columns are ints (the
      * persistent emitter's `row_length`: a row it holds fits a block). */
     const char *row_length;
+    /* With span_lanes, a condition that is a constant once the batch loop is
+     * unrolled and true where the chunk lies wholly in the row (steps after
+     * the first whose chunks end within it; set by the persistent emitter),
+     * or NULL / "": row outputs are stored there as whole vectors, with no
+     * lane test. */
+    const char *whole_chunk;
 } fv_emitter;
 
 /* Index expressions of the element a thread is at. */

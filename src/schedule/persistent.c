@@ -436,6 +436,10 @@ enum {
                              wave of them (every grid but two_round_blocks' waves) is clamped
                              at launch to what the compiled kernel keeps resident
                              (persistent_launch); persistent_hold_occupancy */
+    EXTRA_WHOLE_STEPS,    /* with EXTRA_SPAN_LANES: the batch steps b < this whose chunks all
+                             end within the row whatever its shift, H / (block_x x chunk
+                             elements); of them, steps 1 and on lie wholly in it
+                             (whole_chunk_test) */
     EXTRA_COUNT
 };
 _Static_assert(EXTRA_COUNT <= (int)(sizeof ((fv_schedule_params *)0)->extra / sizeof(int)),
@@ -2085,6 +2089,8 @@ static void set_params(const search_problem *p, const candidate *best, int parti
         params->vector = span_chunk_elements(p->buffers);
         params->serial = best->span_batch;
         params->extra[EXTRA_SPAN_LANES] = 1;
+        params->extra[EXTRA_WHOLE_STEPS] =
+            (int)(p->inner / ((int64_t)best->block_x * params->vector));
     }
 }
 
@@ -2796,6 +2802,7 @@ typedef struct persistent_emit {
     char partial_groups[40];    /* there are (set_partial_groups) */
     bool split_end_chunks;      /* on span chunks: lane loops of reductions unmasked on whole */
                                 /* chunks (splits_end_chunks) */
+    char whole_chunk[48];       /* on span chunks: whole_chunk_test, the emitter's whole_chunk */
     char group_of_thread[96];   /* warp-specialized: a thread's group (the producer's is */
     char producer_leader[48];   /* the last) and the producer thread that copies the rows */
 } persistent_emit;
@@ -2831,6 +2838,29 @@ static int launch_cluster_blocks(const fv_schedule_params *params)
 static bool span_lanes(const fv_schedule_params *params)
 {
     return params->extra[EXTRA_SPAN_LANES] != 0;
+}
+
+/* On span chunks, the batch steps b < whole_steps whose chunks all end
+ * within the row whatever the block's shift (EXTRA_WHOLE_STEPS); 0 off span
+ * chunks.  Chunk b x block_x + x holds span elements from (b x block_x + x)
+ * x vector, so a step's chunks end by (b + 1) x block_x x vector <= H. */
+static int whole_steps(const fv_schedule_params *params)
+{
+    return span_lanes(params) ? params->extra[EXTRA_WHOLE_STEPS] : 0;
+}
+
+/* Writes into `test` the condition that step b's chunks lie wholly in the
+ * row: steps 1 to whole_steps - 1 (step 0 holds the row's first chunk,
+ * which starts before the row at a nonzero shift).  With the batch loop
+ * unrolled it is a constant, so those steps are emitted without lane tests
+ * or branches.  "" if no step is known so. */
+static void whole_chunk_test(const fv_schedule_params *params, char *test, size_t size)
+{
+    int steps = whole_steps(params);
+    if (steps >= 2)
+        snprintf(test, size, "(b >= 1 && b < %d)", steps);
+    else
+        test[0] = '\0';
 }
 
 /* True if a kernel on span chunks puts its row constants at the rows' shift,
@@ -2887,7 +2917,14 @@ static void open_batch_loop_after(fv_emitter *e, const fv_schedule_params *param
         fv_codegen_line(e, "const int at = (b * %d + threadIdx.x) * %d;  // the chunk's first element in the span",
                         params->block_x, params->vector);
         fv_codegen_line(e, "const int column = at - row_shift;  // its column, negative before the row");
-        fv_codegen_line(e, "if (%scolumn < %s) {", guard, e->row_length);
+        if (whole_steps(params) >= 1 && guard[0] != '\0')  /* constant once unrolled */
+            fv_codegen_line(e, "if (%s(b < %d || column < %s)) {", guard, whole_steps(params),
+                            e->row_length);
+        else if (whole_steps(params) >= 1)
+            fv_codegen_line(e, "if (b < %d || column < %s) {", whole_steps(params),
+                            e->row_length);
+        else
+            fv_codegen_line(e, "if (%scolumn < %s) {", guard, e->row_length);
     } else {
         fv_codegen_line(e, "const long long column = ((long long)b * %d + threadIdx.x) * %d;",
                         params->block_x, params->vector);
@@ -4005,8 +4042,14 @@ static bool splits_end_chunks(const fv_segment_view *view, const fv_schedule_par
  * close them. */
 static void open_whole_chunk_branch(fv_emitter *e, const fv_schedule_params *params)
 {
-    fv_codegen_line(e, "if (column >= 0 && column + %d <= %s) {  // a chunk wholly in the row",
-                    params->vector, e->row_length);
+    char test[48];
+    whole_chunk_test(params, test, sizeof test);
+    if (test[0] != '\0')
+        fv_codegen_line(e, "if (%s || (column >= 0 && column + %d <= %s)) {  // a chunk wholly in the row",
+                        test, params->vector, e->row_length);
+    else
+        fv_codegen_line(e, "if (column >= 0 && column + %d <= %s) {  // a chunk wholly in the row",
+                        params->vector, e->row_length);
     e->indent += 4;
 }
 
@@ -4024,15 +4067,18 @@ static void close_chunk_branches(fv_emitter *e)
 }
 
 /* Folds each lane of `input` (a value of the batch loop) into `target`;
- * if `masked`, only the lanes in the row. */
+ * if `masked`, only the lanes in the row, or every lane where `whole` (a
+ * whole_chunk_test, or "") holds. */
 static void fold_lanes(fv_emitter *e, const fv_schedule_params *params, bool masked,
-                       const char *target, const char *input, const fv_op *reduction)
+                       const char *whole, const char *target, const char *input,
+                       const fv_op *reduction)
 {
     fv_codegen_line(e, "#pragma unroll");
     fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", params->vector);
     e->indent += 4;
     if (masked)
-        fv_codegen_line(e, "if (fv_in_row(column + lane, %s))", e->row_length);
+        fv_codegen_line(e, "if (%s%sfv_in_row(column + lane, %s))", whole,
+                        whole[0] != '\0' ? " || " : "", e->row_length);
     e->indent += masked ? 4 : 0;
     fv_family_combine(e, reduction, target, input);
     e->indent -= masked ? 8 : 4;
@@ -4047,13 +4093,13 @@ static void accumulate_lanes(persistent_emit *p, const char *target, const char 
     fv_emitter *e = &p->e;
     const fv_schedule_params *params = p->params;
     if (!p->split_end_chunks) {
-        fold_lanes(e, params, span_lanes(params), target, input, reduction);
+        fold_lanes(e, params, span_lanes(params), p->whole_chunk, target, input, reduction);
         return;
     }
     open_whole_chunk_branch(e, params);
-    fold_lanes(e, params, false, target, input, reduction);
+    fold_lanes(e, params, false, "", target, input, reduction);
     open_end_chunk_branch(e);
-    fold_lanes(e, params, true, target, input, reduction);
+    fold_lanes(e, params, true, "", target, input, reduction);
     close_chunk_branches(e);
 }
 
@@ -4325,13 +4371,14 @@ static fv_status emit_level_first_pass(persistent_emit *p, int level,
 /* Adds each lane's squared deviation of `input` from mean<r> to
  * squares<level>[square]; if `masked`, only the lanes in the row. */
 static void square_lanes(fv_emitter *e, const fv_schedule_params *params, bool masked,
-                         const char *input, int r, int level, int square)
+                         const char *whole, const char *input, int r, int level, int square)
 {
     fv_codegen_line(e, "#pragma unroll");
     fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane) {", params->vector);
     fv_codegen_line(e, "    const float deviation = %s - mean%d;", input, r);
     if (masked)
-        fv_codegen_line(e, "    if (fv_in_row(column + lane, %s))", e->row_length);
+        fv_codegen_line(e, "    if (%s%sfv_in_row(column + lane, %s))", whole,
+                        whole[0] != '\0' ? " || " : "", e->row_length);
     fv_codegen_line(e, "    %ssquares%d[%d] += deviation * deviation;", masked ? "    " : "",
                     level, square);
     fv_codegen_line(e, "}");
@@ -4364,13 +4411,13 @@ static fv_status emit_level_squares_pass(persistent_emit *p, int level, int var_
         char input[64];
         fv_codegen_value(e, op->inputs[0], "lane", input, sizeof input);
         if (!p->split_end_chunks) {
-            square_lanes(e, params, span_lanes(params), input, r, level, square++);
+            square_lanes(e, params, span_lanes(params), p->whole_chunk, input, r, level, square++);
             continue;
         }
         open_whole_chunk_branch(e, params);
-        square_lanes(e, params, false, input, r, level, square);
+        square_lanes(e, params, false, "", input, r, level, square);
         open_end_chunk_branch(e);
-        square_lanes(e, params, true, input, r, level, square++);
+        square_lanes(e, params, true, "", input, r, level, square++);
         close_chunk_branches(e);
     }
     close_batch_loop(e);
@@ -4485,7 +4532,10 @@ static fv_status emit_epilogue(persistent_emit *p)
             emit_shared_partial_columns(e, p->params, r);
         snprintf(partial, sizeof partial, in_shared ? "partial%d_columns[lane]" : "partial%d[b][lane]",
                  r);
-        accumulate_lanes(p, partial, input, a->outer[r]);
+        if (span_lanes(p->params) && !in_shared)  /* lanes outside the row: never stored */
+            fold_lanes(e, p->params, false, "", partial, input, a->outer[r]);
+        else
+            accumulate_lanes(p, partial, input, a->outer[r]);
         if (in_shared)
             fv_codegen_line(e, "fv_store<%d>(partial%d + %s, partial%d_columns);", p->params->vector,
                             r, buffer_index(p->params), r);
@@ -4938,6 +4988,8 @@ static fv_status emit_sections(persistent_emit *p)
     p->e.span_lanes = span_lanes(p->params);
     if (p->e.span_lanes)
         p->e.row_length = "row_length";
+    whole_chunk_test(p->params, p->whole_chunk, sizeof p->whole_chunk);
+    p->e.whole_chunk = p->whole_chunk;
     p->split_end_chunks = splits_end_chunks(p->view, p->params);
     p->grouped = grouped_step(p);
     if (p->params->extra[EXTRA_HELD_VALUES] != 0 && !warp_specialized(p->kind))
