@@ -954,15 +954,6 @@ START_TEST(odd_rows_are_copied_as_aligned_chunks)
 }
 END_TEST
 
-/* Occurrences of `needle` in `text`. */
-static int occurrences(const char *text, const char *needle)
-{
-    int count = 0;
-    for (const char *at = strstr(text, needle); at != NULL; at = strstr(at + 1, needle))
-        count++;
-    return count;
-}
-
 /* Multi-wave backward rows of 16 bits and an odd length compute on the
  * chunks of their aligned span too (multiwave_takes_span_chunks): the
  * outer partials are arrays of chunks at the block's shift, every row of a
@@ -1001,7 +992,8 @@ START_TEST(odd_backward_rows_compute_on_span_chunks)
         NULL,
     };
     /* the lane tests: the row's two sums only, not the two partials */
-    ck_assert_int_eq(occurrences(kernel_code(source), "fv_in_row(column + lane, row_length)"), 2);
+    ck_assert_int_eq(
+        fv_test_count_occurrences(kernel_code(source), "fv_in_row(column + lane, row_length)"), 2);
     assert_kernel_lines(source, lines, "map_shared_rank");
 }
 END_TEST
@@ -1109,9 +1101,9 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
     assert_kernel_lines(source, weight_at_shift, "(safe_row * inner) & 7");
     /* 4-lane fp32 chunks: layer norm keeps its mask on every lane (the
      * split measured slower there), softmax, with its exp, splits; both
-     * leave the test out of steps 1 and 2 (softmax's 256 threads: 1 to 6),
-     * whose chunks lie wholly in any row of 4095 */
-    static const char *const masked_everywhere[] = {
+     * leave the test out of the steps whose chunks lie wholly in any row of
+     * 4095 (layer norm's 256 threads: steps 1 and 2; softmax's 128: 1 to 6) */
+    static const char *const lane_tests[] = {
         "threadIdx.x) * 4;  // the chunk's first element in the span",
         "if (row_active && (b < 3 || column < row_length)) {",
         "if ((b >= 1 && b < 3) || fv_in_row(column + lane, row_length))",
@@ -1120,7 +1112,7 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
     };
     source = generate_one(multiwave_families, NORM_LAYER_FORWARD, FV_F32, 16384, 4095,
                           "inner_persistent");
-    assert_kernel_lines(source, masked_everywhere, "// the row's first or last chunk");
+    assert_kernel_lines(source, lane_tests, "// the row's first or last chunk");
     static const char *const split_for_exp[] = {
         "threadIdx.x) * 4;  // the chunk's first element in the span",
         "if ((b >= 1 && b < 7) || (column >= 0 && column + 4 <= row_length)) {  // a chunk wholly in the row",

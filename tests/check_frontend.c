@@ -284,14 +284,6 @@ static int count_ops(const fv_fusion *fusion, fv_op_kind kind)
     return count;
 }
 
-static int count_text(const char *text, const char *needle)
-{
-    int count = 0;
-    for (const char *at = strstr(text, needle); at != NULL; at = strstr(at + 1, needle))
-        count++;
-    return count;
-}
-
 /* Every `fd.ops.NAME(` of the source became exactly one op of that kind. */
 static void check_op_counts(const fv_definition *definition, const char *source)
 {
@@ -299,7 +291,7 @@ static void check_op_counts(const fv_definition *definition, const char *source)
     for (int k = 0; k < FV_OP_KIND_COUNT; k++) {
         char needle[64];
         snprintf(needle, sizeof needle, "fd.ops.%s(", fv_ir_op_name((fv_op_kind)k));
-        int expected = count_text(source, needle);
+        int expected = fv_test_count_occurrences(source, needle);
         ck_assert_msg(count_ops(definition->fusion, (fv_op_kind)k) == expected,
                       "%s: %d ops, %d in the source", fv_ir_op_name((fv_op_kind)k),
                       count_ops(definition->fusion, (fv_op_kind)k), expected);
@@ -324,7 +316,7 @@ static void hash_of_source(const char *text, char hex[65])
 static char *replace_all(const char *text, const char *from, const char *to)
 {
     size_t from_length = strlen(from), to_length = strlen(to);
-    size_t size = strlen(text) + 1 + (size_t)count_text(text, from) * to_length;
+    size_t size = strlen(text) + 1 + (size_t)fv_test_count_occurrences(text, from) * to_length;
     char *result = malloc(size);
     ck_assert_ptr_nonnull(result);
     char *out = result;
@@ -617,7 +609,7 @@ START_TEST(test_hash_changes)
     char original[65], variant[65];
     hash_of_source(example_a, original);
     for (size_t i = 0; i < sizeof changes / sizeof changes[0]; i++) {
-        ck_assert_int_eq(count_text(example_a, changes[i][0]), 1);
+        ck_assert_int_eq(fv_test_count_occurrences(example_a, changes[i][0]), 1);
         char *changed = replace_all(example_a, changes[i][0], changes[i][1]);
         hash_of_source(changed, variant);
         ck_assert_msg(strcmp(original, variant) != 0, "change %zu kept the hash", i);

@@ -85,6 +85,14 @@ void fv_test_assert_lines_in_order(const char *code, const char *const *lines)
     }
 }
 
+int fv_test_count_occurrences(const char *text, const char *needle)
+{
+    int count = 0;
+    for (const char *at = strstr(text, needle); at != NULL; at = strstr(at + 1, needle))
+        count++;
+    return count;
+}
+
 int fv_test_run_suite(Suite *suite)
 {
     SRunner *runner = srunner_create(suite);

@@ -29,6 +29,9 @@ int fv_test_write_file(const char *path, const char *text);
  * terminated) in this order, naming the first one missing or out of order. */
 void fv_test_assert_lines_in_order(const char *code, const char *const *lines);
 
+/* Occurrences of `needle` in `text` (overlapping ones too). */
+int fv_test_count_occurrences(const char *text, const char *needle);
+
 /* Runs a suite with CK_FORK and returns the process exit status (0 when all
  * tests pass).  Honours CK_RUN_CASE and friends. */
 int fv_test_run_suite(Suite *suite);

@@ -605,23 +605,22 @@ void fv_codegen_store(fv_emitter *emitter, int position, int32_t value, fv_emit_
     bool row_output = float_storage(v->dtype) && fv_codegen_spans_outer(emitter->view, value);
     bool around = emitter->store_rows_around_l1 && row_output;
     bool streaming = emitter->store_rows_streaming && row_output;
-    const char *vector_store = around      ? "fv_store_around_l1"
-                               : streaming ? "fv_store_streaming"
-                               : float_storage(v->dtype) ? "fv_store" : "fv_store_exact";
-    bool whole_steps = emitter->whole_chunk != NULL && emitter->whole_chunk[0] != '\0';
-    if (fv_codegen_spans_inner(emitter->view, value) && emitter->span_lanes && whole_steps &&
-        float_storage(v->dtype))  /* the chunk's vector store with no test on those steps */
-        fv_codegen_line(emitter, "fv_store_lanes<%d>(out%d + %s, %s, %s, v%d, %s);",
-                        emitter->vector, position, offset, where.inner, emitter->row_length,
-                        (int)source, emitter->whole_chunk);
-    else if (fv_codegen_spans_inner(emitter->view, value) && emitter->span_lanes)
-        fv_codegen_line(emitter, "%s<%d>(out%d + %s, %s, %s, v%d);",
+    /* float outputs on span chunks: a constant `whole` argument on the steps
+     * known to lie wholly in the row leaves them no test */
+    bool has_whole_test = float_storage(v->dtype) && emitter->whole_chunk_test != NULL &&
+                          emitter->whole_chunk_test[0] != '\0';
+    if (fv_codegen_spans_inner(emitter->view, value) && emitter->span_lanes)
+        fv_codegen_line(emitter, "%s<%d>(out%d + %s, %s, %s, v%d%s%s);",
                         float_storage(v->dtype) ? "fv_store_lanes" : "fv_store_lanes_exact",
                         emitter->vector, position, offset, where.inner, emitter->row_length,
-                        (int)source);
+                        (int)source, has_whole_test ? ", " : "",
+                        has_whole_test ? emitter->whole_chunk_test : "");
     else if (fv_codegen_spans_inner(emitter->view, value))
-        fv_codegen_line(emitter, "%s<%d>(out%d + %s, v%d);", vector_store, emitter->vector,
-                        position, offset, (int)source);
+        fv_codegen_line(emitter, "%s<%d>(out%d + %s, v%d);",
+                        around      ? "fv_store_around_l1"
+                        : streaming ? "fv_store_streaming"
+                        : float_storage(v->dtype) ? "fv_store" : "fv_store_exact",
+                        emitter->vector, position, offset, (int)source);
     else if (float_storage(v->dtype))
         fv_codegen_line(emitter, "out%d[%s] = fv_from_float<%s>(v%d);", position, offset,
                         fv_codegen_storage_type(v->dtype), (int)source);

@@ -75,9 +75,9 @@ typedef struct fv_emitter {
     /* With span_lanes, a condition that is a constant once the batch loop is
      * unrolled and true where the chunk lies wholly in the row (steps after
      * the first whose chunks end within it; set by the persistent emitter),
-     * or NULL / "": row outputs are stored there as whole vectors, with no
-     * lane test. */
-    const char *whole_chunk;
+     * or NULL / "": float row outputs pass it to fv_store_lanes as `whole`,
+     * so those steps store whole vectors with no lane test. */
+    const char *whole_chunk_test;
 } fv_emitter;
 
 /* Index expressions of the element a thread is at. */

@@ -136,7 +136,7 @@ enum {
 
 /* The kernel descriptions' words for span chunks (take_span_chunks), left
  * open for what the family adds. */
-#define SPAN_CHUNKS_TEXT "chunks of the row's aligned span (lanes outside the row masked"
+#define SPAN_CHUNKS_TEXT "chunks of the row's aligned span (lanes outside the row left out of reductions and stores"
 
 /* ------------------------------------------------------------- analysis */
 
@@ -425,10 +425,11 @@ enum {
                               that add their outer partials together through distributed
                               shared memory before the workspace (each block a share of the
                               columns; partial_cluster_blocks); 0: none */
-    EXTRA_SPAN_LANES,     /* forward with row spans: 1 if the batch loop runs over the 16-byte
-                             chunks of the row's aligned span (vector: a chunk's elements,
-                             serial: chunks per thread) and masks the lanes outside the row
-                             (compute_on_span_chunks) */
+    EXTRA_SPAN_LANES,     /* forward and multi-wave with row spans: 1 if the batch loop runs
+                             over the 16-byte chunks of the row's aligned span (vector: a
+                             chunk's elements, serial: chunks per thread) and leaves the lanes
+                             outside the row out of its reductions and stores (outer partials
+                             in registers fold them, never stored; compute_on_span_chunks) */
     EXTRA_FETCH_UNROLLED_PARTLY, /* multi-wave and forward: 1 if the row copy loop is unrolled
                                     4 at a time however it is emitted (set by
                                     persistent_relieve_registers on a kernel that spilled) */
@@ -439,7 +440,7 @@ enum {
     EXTRA_WHOLE_STEPS,    /* with EXTRA_SPAN_LANES: the batch steps b < this whose chunks all
                              end within the row whatever its shift, H / (block_x x chunk
                              elements); of them, steps 1 and on lie wholly in it
-                             (whole_chunk_test) */
+                             (write_whole_chunk_test) */
     EXTRA_COUNT
 };
 _Static_assert(EXTRA_COUNT <= (int)(sizeof ((fv_schedule_params *)0)->extra / sizeof(int)),
@@ -2802,7 +2803,7 @@ typedef struct persistent_emit {
     char partial_groups[40];    /* there are (set_partial_groups) */
     bool split_end_chunks;      /* on span chunks: lane loops of reductions unmasked on whole */
                                 /* chunks (splits_end_chunks) */
-    char whole_chunk[48];       /* on span chunks: whole_chunk_test, the emitter's whole_chunk */
+    char whole_chunk_test[48];  /* on span chunks: write_whole_chunk_test's condition, or "" */
     char group_of_thread[96];   /* warp-specialized: a thread's group (the producer's is */
     char producer_leader[48];   /* the last) and the producer thread that copies the rows */
 } persistent_emit;
@@ -2854,7 +2855,7 @@ static int whole_steps(const fv_schedule_params *params)
  * which starts before the row at a nonzero shift).  With the batch loop
  * unrolled it is a constant, so those steps are emitted without lane tests
  * or branches.  "" if no step is known so. */
-static void whole_chunk_test(const fv_schedule_params *params, char *test, size_t size)
+static void write_whole_chunk_test(const fv_schedule_params *params, char *test, size_t size)
 {
     int steps = whole_steps(params);
     if (steps >= 2)
@@ -2917,14 +2918,15 @@ static void open_batch_loop_after(fv_emitter *e, const fv_schedule_params *param
         fv_codegen_line(e, "const int at = (b * %d + threadIdx.x) * %d;  // the chunk's first element in the span",
                         params->block_x, params->vector);
         fv_codegen_line(e, "const int column = at - row_shift;  // its column, negative before the row");
-        if (whole_steps(params) >= 1 && guard[0] != '\0')  /* constant once unrolled */
-            fv_codegen_line(e, "if (%s(b < %d || column < %s)) {", guard, whole_steps(params),
-                            e->row_length);
-        else if (whole_steps(params) >= 1)
-            fv_codegen_line(e, "if (b < %d || column < %s) {", whole_steps(params),
-                            e->row_length);
+        char in_row[64];  /* steps below whole_steps: a constant once unrolled */
+        if (whole_steps(params) >= 1)
+            snprintf(in_row, sizeof in_row, "b < %d || column < %s", whole_steps(params),
+                     e->row_length);
         else
-            fv_codegen_line(e, "if (%scolumn < %s) {", guard, e->row_length);
+            snprintf(in_row, sizeof in_row, "column < %s", e->row_length);
+        bool parenthesized = guard[0] != '\0' && whole_steps(params) >= 1;
+        fv_codegen_line(e, "if (%s%s%s%s) {", guard, parenthesized ? "(" : "", in_row,
+                        parenthesized ? ")" : "");
     } else {
         fv_codegen_line(e, "const long long column = ((long long)b * %d + threadIdx.x) * %d;",
                         params->block_x, params->vector);
@@ -4040,10 +4042,9 @@ static bool splits_end_chunks(const fv_segment_view *view, const fv_schedule_par
 
 /* The two branches of a split lane loop (splits_end_chunks): these open and
  * close them. */
-static void open_whole_chunk_branch(fv_emitter *e, const fv_schedule_params *params)
+static void open_whole_chunk_branch(fv_emitter *e, const fv_schedule_params *params,
+                                    const char *test)
 {
-    char test[48];
-    whole_chunk_test(params, test, sizeof test);
     if (test[0] != '\0')
         fv_codegen_line(e, "if (%s || (column >= 0 && column + %d <= %s)) {  // a chunk wholly in the row",
                         test, params->vector, e->row_length);
@@ -4068,7 +4069,7 @@ static void close_chunk_branches(fv_emitter *e)
 
 /* Folds each lane of `input` (a value of the batch loop) into `target`;
  * if `masked`, only the lanes in the row, or every lane where `whole` (a
- * whole_chunk_test, or "") holds. */
+ * write_whole_chunk_test condition, or "") holds. */
 static void fold_lanes(fv_emitter *e, const fv_schedule_params *params, bool masked,
                        const char *whole, const char *target, const char *input,
                        const fv_op *reduction)
@@ -4093,10 +4094,10 @@ static void accumulate_lanes(persistent_emit *p, const char *target, const char 
     fv_emitter *e = &p->e;
     const fv_schedule_params *params = p->params;
     if (!p->split_end_chunks) {
-        fold_lanes(e, params, span_lanes(params), p->whole_chunk, target, input, reduction);
+        fold_lanes(e, params, span_lanes(params), p->whole_chunk_test, target, input, reduction);
         return;
     }
-    open_whole_chunk_branch(e, params);
+    open_whole_chunk_branch(e, params, p->whole_chunk_test);
     fold_lanes(e, params, false, "", target, input, reduction);
     open_end_chunk_branch(e);
     fold_lanes(e, params, true, "", target, input, reduction);
@@ -4411,10 +4412,11 @@ static fv_status emit_level_squares_pass(persistent_emit *p, int level, int var_
         char input[64];
         fv_codegen_value(e, op->inputs[0], "lane", input, sizeof input);
         if (!p->split_end_chunks) {
-            square_lanes(e, params, span_lanes(params), p->whole_chunk, input, r, level, square++);
+            square_lanes(e, params, span_lanes(params), p->whole_chunk_test, input, r, level,
+                         square++);
             continue;
         }
-        open_whole_chunk_branch(e, params);
+        open_whole_chunk_branch(e, params, p->whole_chunk_test);
         square_lanes(e, params, false, "", input, r, level, square);
         open_end_chunk_branch(e);
         square_lanes(e, params, true, "", input, r, level, square++);
@@ -4532,7 +4534,11 @@ static fv_status emit_epilogue(persistent_emit *p)
             emit_shared_partial_columns(e, p->params, r);
         snprintf(partial, sizeof partial, in_shared ? "partial%d_columns[lane]" : "partial%d[b][lane]",
                  r);
-        if (span_lanes(p->params) && !in_shared)  /* lanes outside the row: never stored */
+        /* on span chunks the partials are registers (multiwave_takes_span_chunks):
+         * their lanes outside the row are never stored, so every lane folds; the
+         * masked form stays for partials in shared memory, should span chunks
+         * ever take them */
+        if (span_lanes(p->params) && !in_shared)
             fold_lanes(e, p->params, false, "", partial, input, a->outer[r]);
         else
             accumulate_lanes(p, partial, input, a->outer[r]);
@@ -4988,8 +4994,8 @@ static fv_status emit_sections(persistent_emit *p)
     p->e.span_lanes = span_lanes(p->params);
     if (p->e.span_lanes)
         p->e.row_length = "row_length";
-    whole_chunk_test(p->params, p->whole_chunk, sizeof p->whole_chunk);
-    p->e.whole_chunk = p->whole_chunk;
+    write_whole_chunk_test(p->params, p->whole_chunk_test, sizeof p->whole_chunk_test);
+    p->e.whole_chunk_test = p->whole_chunk_test;
     p->split_end_chunks = splits_end_chunks(p->view, p->params);
     p->grouped = grouped_step(p);
     if (p->params->extra[EXTRA_HELD_VALUES] != 0 && !warp_specialized(p->kind))
