@@ -2918,15 +2918,13 @@ static void open_batch_loop_after(fv_emitter *e, const fv_schedule_params *param
         fv_codegen_line(e, "const int at = (b * %d + threadIdx.x) * %d;  // the chunk's first element in the span",
                         params->block_x, params->vector);
         fv_codegen_line(e, "const int column = at - row_shift;  // its column, negative before the row");
-        char in_row[64];  /* steps below whole_steps: a constant once unrolled */
-        if (whole_steps(params) >= 1)
-            snprintf(in_row, sizeof in_row, "b < %d || column < %s", whole_steps(params),
-                     e->row_length);
+        int steps = whole_steps(params);  /* b < steps: a constant once unrolled */
+        if (steps == 0)
+            fv_codegen_line(e, "if (%scolumn < %s) {", guard, e->row_length);
+        else if (guard[0] == '\0')
+            fv_codegen_line(e, "if (b < %d || column < %s) {", steps, e->row_length);
         else
-            snprintf(in_row, sizeof in_row, "column < %s", e->row_length);
-        bool parenthesized = guard[0] != '\0' && whole_steps(params) >= 1;
-        fv_codegen_line(e, "if (%s%s%s%s) {", guard, parenthesized ? "(" : "", in_row,
-                        parenthesized ? ")" : "");
+            fv_codegen_line(e, "if (%s(b < %d || column < %s)) {", guard, steps, e->row_length);
     } else {
         fv_codegen_line(e, "const long long column = ((long long)b * %d + threadIdx.x) * %d;",
                         params->block_x, params->vector);
@@ -4045,12 +4043,13 @@ static bool splits_end_chunks(const fv_segment_view *view, const fv_schedule_par
 static void open_whole_chunk_branch(fv_emitter *e, const fv_schedule_params *params,
                                     const char *test)
 {
+    char in_row[64];
+    snprintf(in_row, sizeof in_row, "column >= 0 && column + %d <= %s", params->vector,
+             e->row_length);
     if (test[0] != '\0')
-        fv_codegen_line(e, "if (%s || (column >= 0 && column + %d <= %s)) {  // a chunk wholly in the row",
-                        test, params->vector, e->row_length);
+        fv_codegen_line(e, "if (%s || (%s)) {  // a chunk wholly in the row", test, in_row);
     else
-        fv_codegen_line(e, "if (column >= 0 && column + %d <= %s) {  // a chunk wholly in the row",
-                        params->vector, e->row_length);
+        fv_codegen_line(e, "if (%s) {  // a chunk wholly in the row", in_row);
     e->indent += 4;
 }
 
@@ -4067,6 +4066,15 @@ static void close_chunk_branches(fv_emitter *e)
     fv_codegen_line(e, "}");
 }
 
+/* Opens the test of a masked lane loop's body: the lane lies in the row,
+ * or `whole` (a write_whole_chunk_test condition, or "") holds. */
+static void open_lane_test(fv_emitter *e, const char *whole)
+{
+    fv_codegen_line(e, "if (%s%sfv_in_row(column + lane, %s))", whole,
+                    whole[0] != '\0' ? " || " : "", e->row_length);
+    e->indent += 4;
+}
+
 /* Folds each lane of `input` (a value of the batch loop) into `target`;
  * if `masked`, only the lanes in the row, or every lane where `whole` (a
  * write_whole_chunk_test condition, or "") holds. */
@@ -4078,9 +4086,7 @@ static void fold_lanes(fv_emitter *e, const fv_schedule_params *params, bool mas
     fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", params->vector);
     e->indent += 4;
     if (masked)
-        fv_codegen_line(e, "if (%s%sfv_in_row(column + lane, %s))", whole,
-                        whole[0] != '\0' ? " || " : "", e->row_length);
-    e->indent += masked ? 4 : 0;
+        open_lane_test(e, whole);
     fv_family_combine(e, reduction, target, input);
     e->indent -= masked ? 8 : 4;
 }
@@ -4376,12 +4382,12 @@ static void square_lanes(fv_emitter *e, const fv_schedule_params *params, bool m
 {
     fv_codegen_line(e, "#pragma unroll");
     fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane) {", params->vector);
-    fv_codegen_line(e, "    const float deviation = %s - mean%d;", input, r);
+    e->indent += 4;
+    fv_codegen_line(e, "const float deviation = %s - mean%d;", input, r);
     if (masked)
-        fv_codegen_line(e, "    if (%s%sfv_in_row(column + lane, %s))", whole,
-                        whole[0] != '\0' ? " || " : "", e->row_length);
-    fv_codegen_line(e, "    %ssquares%d[%d] += deviation * deviation;", masked ? "    " : "",
-                    level, square);
+        open_lane_test(e, whole);
+    fv_codegen_line(e, "squares%d[%d] += deviation * deviation;", level, square);
+    e->indent -= masked ? 8 : 4;
     fv_codegen_line(e, "}");
 }
 
