@@ -1709,7 +1709,7 @@ START_TEST(odd_rows_copy_aligned_spans)
     } backward[] = {
         {NORM_LAYER_BACKWARD, FV_BF16, 1987, true},
         {NORM_RMS_BACKWARD, FV_F16, 4095, true},
-        {NORM_LAYER_BACKWARD, FV_F32, 1987, false},
+        {NORM_LAYER_BACKWARD, FV_F32, 1987, true},  /* 4-byte rows: spans in multi-wave */
         {NORM_RMS_BACKWARD, FV_BF16, 4096, false},
     };
     for (size_t i = 0; i < sizeof backward / sizeof backward[0]; i++) {
@@ -1809,11 +1809,14 @@ START_TEST(odd_forward_rows_compute_on_span_chunks)
 }
 END_TEST
 
-/* Multi-wave backward rows of 16 bits and an odd length compute on span
- * chunks (multiwave_takes_span_chunks): the partials at the block's shift,
- * so a grid of a multiple of 8 and no partial clusters; stage 2 reads the
- * workspace's rows of 1987 floats one at a time.  Not at H = 1023 (129
- * chunks fill half of 2 x 128 steps), nor under 64 rows (the grid would be
+/* Multi-wave backward rows of an odd length compute on span chunks
+ * (multiwave_takes_span_chunks): the partials at the block's shift, so a
+ * grid of a multiple of 8 and no partial clusters; stage 2 reads the
+ * workspace's rows of 1987 floats one at a time.  fp32 rows too, on
+ * 4-element chunks.  Chunks that fill under 3/4 of the thread steps where
+ * a step lies wholly in the row (has_whole_step: x 2047, 257 chunks in 3 x
+ * 128 steps, 2047 >= 128 x 8).  Not at H = 1023 in 16 bits (129 chunks in 2
+ * x 128 steps and no whole one), nor under 64 rows (the grid would be
  * rounded up to 8), nor with the weight cached in shared memory (LN bwd x
  * 9215: that form never ran on a GPU). */
 START_TEST(odd_backward_rows_compute_on_span_chunks)
@@ -1836,9 +1839,28 @@ START_TEST(odd_backward_rows_compute_on_span_chunks)
     assert_fits(&chosen, "H100", 2049);
     static const struct {
         norm_kind kind;
+        fv_dtype dtype;
+        int64_t hidden;
+        int vector, serial;
+    } on_chunks[] = {
+        {NORM_RMS_BACKWARD, FV_BF16, 2047, 8, 3},  /* 257 chunks in 3 x 128 steps */
+        {NORM_LAYER_BACKWARD, FV_F32, 1987, 4, 4}, /* 498 chunks in 4 x 128 */
+        {NORM_LAYER_BACKWARD, FV_F32, 1023, 4, 3}, /* 257 chunks in 3 x 128 */
+    };
+    for (size_t i = 0; i < sizeof on_chunks / sizeof on_chunks[0]; i++) {
+        choose_norm(on_chunks[i].kind, on_chunks[i].dtype, 16384, on_chunks[i].hidden,
+                    FV_APPROACH_AUTO, "H200", &chosen);
+        ck_assert_msg(on_span_chunks(&chosen) && chosen.params.vector == on_chunks[i].vector &&
+                          chosen.params.serial == on_chunks[i].serial && chosen.params.block_x == 128,
+                      "case %zu: %s", i, chosen.params.description);
+        assert_fits(&chosen, "H200", 16384);
+    }
+    static const struct {
+        norm_kind kind;
         int64_t rows, hidden;
     } by_element[] = {
-        {NORM_LAYER_BACKWARD, 16384, 1023},  /* the chunks would fill half the steps */
+        {NORM_LAYER_BACKWARD, 16384, 1023},  /* half the steps filled, none whole */
+        {NORM_RMS_BACKWARD, 16384, 1023},
         {NORM_LAYER_BACKWARD, 20, 1987},     /* under 64 rows */
         {NORM_RMS_BACKWARD, 5, 4095},
         {NORM_LAYER_BACKWARD, 2049, 9215},   /* the weight cached in shared memory */

@@ -1281,12 +1281,12 @@ static void copy_row_spans(const buffered_inputs *buffers, const fv_device *devi
         if (buffers->element_bytes[i] != buffers->element_bytes[0])
             return;
     size_t copy_bytes = (size_t)vector * buffers->element_bytes[0];
-    bool fp32_forward = copy_bytes == 4 && vector == 1 && outer_reductions == 0 &&
-                        spans_fp32_rows(buffers, inner);
+    bool fp32_odd = copy_bytes == 4 && vector == 1;
+    bool fp32_forward = fp32_odd && outer_reductions == 0 && spans_fp32_rows(buffers, inner);
     if (c->slots < 2 && !one_slot_takes_spans(buffers, copy_bytes, fp32_forward,
                                               outer_reductions, c))
         return;
-    if (copy_bytes >= 4 && !fp32_forward)
+    if (copy_bytes >= 4 && !fp32_forward && !(fp32_odd && outer_reductions > 0))
         return;
     candidate spanned = *c;
     spanned.spans = true;
@@ -1796,6 +1796,21 @@ static bool constants_at_row_shift(bool cached, bool weight_floats, int cached_c
     return cached_count > 0 && (cached || weight_floats);
 }
 
+/* True if a row of `inner` elements on span chunks of `chunk` elements in
+ * blocks of `block_x` threads has a whole step (EXTRA_WHOLE_STEPS), one in
+ * which every thread's chunk lies in the row whatever its shift, so that
+ * it runs with no lane tests.  Multi-wave rows take span chunks that fill
+ * under 3/4 of their thread steps (chunks_fill_steps) where they have one:
+ * on an H200 (bench/results/h200-2026-11-30.md, session 43), N = 16384,
+ * RMS bwd bf16 x 2047 (257 chunks in 3 x 128 steps, one whole) ran 26.4%
+ * faster than element by element, LN bwd fp32 x 1023 (257 chunks of 4)
+ * 5.5% faster than spans read element by element; with none, RMS bwd bf16
+ * x 1023 (129 chunks in 2 x 128 steps) ran 14.0% slower. */
+static bool has_whole_step(int64_t inner, int block_x, int chunk)
+{
+    return inner >= (int64_t)block_x * chunk;
+}
+
 /* True if a row's `chunks` fill 3/4 or more of `steps` thread steps (a
  * chunk each). */
 static bool chunks_fill_steps(int64_t chunks, int64_t steps)
@@ -1984,7 +1999,8 @@ static bool take_span_chunks(const search_problem *p, candidate *c)
     lanes.span_batch = (int)((chunks + lanes.block_x - 1) / lanes.block_x);
     bool may_fit_block = !multiwave && p->buffers->cached_count > 0;  /* multi-wave keeps its threads */
     if (warps == 0 && !chunks_fill_steps(chunks, (int64_t)lanes.span_batch * lanes.block_x) &&
-        !(may_fit_block && fit_block_to_chunks(chunks, &lanes)))
+        !(may_fit_block && fit_block_to_chunks(chunks, &lanes)) &&
+        !(multiwave && has_whole_step(p->inner, lanes.block_x, chunk)))
         return false;  /* under 3/4 of the thread steps would hold a chunk */
     lanes.row_capacity = lanes.span_batch * lanes.block_x * chunk;
     int grown = lanes.span_batch * chunk - c->batch * p->vector;
