@@ -1815,7 +1815,9 @@ END_TEST
  * workspace's rows of 1987 floats one at a time.  fp32 rows too, on
  * 4-element chunks.  Chunks that fill under 3/4 of the thread steps where
  * a step lies wholly in the row (has_whole_step: x 2047, 257 chunks in 3 x
- * 128 steps, 2047 >= 128 x 8).  Not at H = 1023 in 16 bits (129 chunks in 2
+ * 128 steps, 2047 >= 128 x 8; layer norm then reads x and dy from their
+ * slots, whose floats would leave 2 of its 3 blocks per SM:
+ * drop_row_floats_to_fit).  Not at H = 1023 in 16 bits (129 chunks in 2
  * x 128 steps and no whole one), nor under 64 rows (the grid would be
  * rounded up to 8), nor with the weight cached in shared memory (LN bwd x
  * 9215: that form never ran on a GPU). */
@@ -1844,6 +1846,7 @@ START_TEST(odd_backward_rows_compute_on_span_chunks)
         int vector, serial;
     } on_chunks[] = {
         {NORM_RMS_BACKWARD, FV_BF16, 2047, 8, 3},  /* 257 chunks in 3 x 128 steps */
+        {NORM_LAYER_BACKWARD, FV_BF16, 2047, 8, 3}, /* x and dy not held: 3 blocks kept */
         {NORM_LAYER_BACKWARD, FV_F32, 1987, 4, 4}, /* 498 chunks in 4 x 128 */
         {NORM_LAYER_BACKWARD, FV_F32, 1023, 4, 3}, /* 257 chunks in 3 x 128 */
     };

@@ -72,7 +72,7 @@ every_case_passes chained-ws tests/chained 16 --approach ws
 # multi-wave backward rows of an odd length at 5 to 2049 rows
 # (tests/odd_backward)
 every_case_passes mixed tests/mixed_constants 14
-every_case_passes odd-backward tests/odd_backward 26
+every_case_passes odd-backward tests/odd_backward 38
 # fv_maximum / fv_minimum on floats (max.NaN / min.NaN) agree with the
 # compare-and-select form on every pair of special values
 . tests/compile_sweep.sh  # build_device_check (the working directory is the source)

@@ -1946,11 +1946,18 @@ static bool multiwave_takes_span_chunks(const search_problem *p, const candidate
 }
 
 /* A multi-wave candidate on span chunks whose register estimate no longer
- * fits with its row buffers held as float: it reads them from their slots
- * instead. */
+ * fits with its row buffers held as float, or no longer leaves its planned
+ * blocks per SM (take_span_chunks keeps no fewer), reads them from their
+ * slots instead.  LN bwd bf16 16384 x 2047 (3 steps of 8-element chunks,
+ * ~184 registers with x and dy as float, 2 blocks per SM) so kept its 3
+ * blocks and computed on the chunks: 25.1% faster on an H200 than element
+ * by element (43.0 -> 53.8% of copy; bench/results/h200-2026-11-30.md,
+ * session 43). */
 static void drop_row_floats_to_fit(const search_problem *p, candidate *lanes)
 {
-    if (lanes->row_floats == 0 || held_registers_fit(p->device, lanes->registers, lanes->threads))
+    if (lanes->row_floats == 0 ||
+        (held_registers_fit(p->device, lanes->registers, lanes->threads) &&
+         blocks_by_registers(p->device, lanes->registers, lanes->threads) >= lanes->blocks_per_sm))
         return;
     lanes->registers -= __builtin_popcount(lanes->row_floats) * lanes->span_batch *
                         span_chunk_elements(p->buffers);
