@@ -1817,10 +1817,12 @@ END_TEST
  * a step lies wholly in the row (has_whole_step: x 2047, 257 chunks in 3 x
  * 128 steps, 2047 >= 128 x 8; layer norm then reads x and dy from their
  * slots, whose floats would leave 2 of its 3 blocks per SM:
- * drop_row_floats_to_fit).  Not at H = 1023 in 16 bits (129 chunks in 2
- * x 128 steps and no whole one), nor under 64 rows (the grid would be
- * rounded up to 8), nor with the weight cached in shared memory (LN bwd x
- * 9215: that form never ran on a GPU). */
+ * drop_row_floats_to_fit).  16-bit rows with the weight cached in shared
+ * memory at the shift (LN bwd x 9215), and rows whose estimate takes the
+ * whole register share of 512 threads (x 12287, ~128 registers).  Not at
+ * H = 1023 in 16 bits (129 chunks in 2 x 128 steps and no whole one), nor
+ * under 64 rows (the grid would be rounded up to 8), nor fp32 rows with
+ * the weight cached in shared memory (LN bwd fp32 x 3071). */
 START_TEST(odd_backward_rows_compute_on_span_chunks)
 {
     choice chosen;
@@ -1850,6 +1852,27 @@ START_TEST(odd_backward_rows_compute_on_span_chunks)
         {NORM_LAYER_BACKWARD, FV_F32, 1987, 4, 4}, /* 498 chunks in 4 x 128 */
         {NORM_LAYER_BACKWARD, FV_F32, 1023, 4, 3}, /* 257 chunks in 3 x 128 */
     };
+    static const struct {
+        norm_kind kind;
+        int64_t rows, hidden;
+        int block_x, serial;
+    } sixteen_bit[] = {
+        {NORM_LAYER_BACKWARD, 2049, 9215, 512, 3},   /* the weight cached at the shift */
+        {NORM_LAYER_BACKWARD, 16384, 12287, 512, 4}, /* ~128 registers of 128 */
+        {NORM_RMS_BACKWARD, 16384, 12287, 512, 4},
+    };
+    for (size_t i = 0; i < sizeof sixteen_bit / sizeof sixteen_bit[0]; i++) {
+        choose_norm(sixteen_bit[i].kind, FV_BF16, sixteen_bit[i].rows, sixteen_bit[i].hidden,
+                    FV_APPROACH_AUTO, "H200", &chosen);
+        ck_assert_msg(on_span_chunks(&chosen) && chosen.params.vector == 8 &&
+                          chosen.params.block_x == sixteen_bit[i].block_x &&
+                          chosen.params.serial == sixteen_bit[i].serial,
+                      "case %zu: %s", i, chosen.params.description);
+        assert_fits(&chosen, "H200", sixteen_bit[i].rows);
+    }
+    choose_norm(NORM_LAYER_BACKWARD, FV_BF16, 2049, 9215, FV_APPROACH_AUTO, "H200", &chosen);
+    ck_assert_msg(strstr(chosen.params.description, "row-constant inputs cached in shared memory"),
+                  "%s", chosen.params.description);
     for (size_t i = 0; i < sizeof on_chunks / sizeof on_chunks[0]; i++) {
         choose_norm(on_chunks[i].kind, on_chunks[i].dtype, 16384, on_chunks[i].hidden,
                     FV_APPROACH_AUTO, "H200", &chosen);
@@ -1866,7 +1889,6 @@ START_TEST(odd_backward_rows_compute_on_span_chunks)
         {NORM_RMS_BACKWARD, 16384, 1023},
         {NORM_LAYER_BACKWARD, 20, 1987},     /* under 64 rows */
         {NORM_RMS_BACKWARD, 5, 4095},
-        {NORM_LAYER_BACKWARD, 2049, 9215},   /* the weight cached in shared memory */
     };
     for (size_t i = 0; i < sizeof by_element / sizeof by_element[0]; i++) {
         choose_norm(by_element[i].kind, FV_BF16, by_element[i].rows, by_element[i].hidden,
@@ -1875,6 +1897,11 @@ START_TEST(odd_backward_rows_compute_on_span_chunks)
         ck_assert_msg(!on_span_chunks(&chosen) && chosen.params.vector == 1, "case %zu: %s", i,
                       chosen.params.description);
     }
+    /* fp32 rows with the weight cached in shared memory: spans, element by element */
+    choose_norm(NORM_LAYER_BACKWARD, FV_F32, 16384, 3071, FV_APPROACH_AUTO, "H200", &chosen);
+    ck_assert_msg(copies_spans(&chosen) && !on_span_chunks(&chosen) && chosen.params.vector == 1 &&
+                      strstr(chosen.params.description, "row-constant inputs cached in shared memory"),
+                  "%s", chosen.params.description);
 }
 END_TEST
 

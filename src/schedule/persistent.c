@@ -1924,25 +1924,42 @@ static void hold_warp_row_floats(const search_problem *p, int warps, candidate *
     lanes->registers = registers;
 }
 
-/* Whether a multi-wave (backward) kernel whose 16-bit rows of an odd length
- * are copied as spans may compute on the span's chunks too: its outer
+/* Whether a multi-wave (backward) kernel whose rows of an odd length are
+ * copied as spans may compute on the span's chunks too: its outer
  * partials then sit at the block's shift, lane `lane` of chunk step `b`
  * always the same column, so every row of a block must start at the same
  * element of its first chunk (the row constants at the rows' shift and a
  * grid of a multiple of the chunk, set_grid), and the partials must be
  * registers of the block's one row (no partials in shared memory, no
  * pairs, no clusters: their exchanges index whole vectors of columns).
- * Only the forms run on a GPU (bench/results/h200-2026-11-29.md, session
- * 40): row constants held as float in registers (cached in shared memory at
- * the shift, LN bwd 16-bit x 9215-16383, they never ran), and a grid of a
- * chunk's blocks or more before the rounding (under 64 rows the grid would
- * be rounded up, leaving blocks fewer than MULTIWAVE_MIN_ROW_GROUPS rows),
- * in two row slots or more (one slot of spans, copy_row_spans, never ran
- * on chunks). */
+ * Only the forms run on a GPU: row constants held as float in registers
+ * (bench/results/h200-2026-11-29.md, session 40) or, in 16-bit rows,
+ * cached in shared memory at the shift (h200-2026-11-30.md, session 43:
+ * LN bwd bf16 16384 x 9215 +39.5%, 46.7 -> 65.2% of copy; fp32 rows so
+ * lost, LN bwd x 3071 / 4089 -2.3 / -2.2%, RMS bwd x 8191 -0.5%, and keep
+ * their elements), and a grid of a chunk's blocks or more before the
+ * rounding (under 64 rows the grid would be rounded up, leaving blocks
+ * fewer than MULTIWAVE_MIN_ROW_GROUPS rows), in two row slots or more (one
+ * slot of spans, copy_row_spans, never ran on chunks). */
 static bool multiwave_takes_span_chunks(const search_problem *p, const candidate *c)
 {
-    return c->weight_floats && c->partials_in_shared == 0 && !c->paired && c->slots > 1 &&
+    bool constants_at_shift = c->weight_floats || (c->cached && p->buffers->element_bytes[0] == 2);
+    return constants_at_shift && c->partials_in_shared == 0 && !c->paired && c->slots > 1 &&
            grid_blocks(p, c) >= span_chunk_elements(p->buffers);
+}
+
+/* True if a multi-wave candidate on span chunks fits the registers its
+ * estimate `registers` asks: held_registers_fit, but up to the whole share
+ * of the launch bounds rather than a margin under it.  RMS and LN bwd bf16
+ * 16384 x 12287 (512 threads, 4 steps of 8-element chunks, ~128 registers
+ * estimated) so compiled to 128 registers without spills and ran 11.8 /
+ * 41.4% faster on an H200 than element by element (72.0 -> 80.5%, 49.1 ->
+ * 69.3% of copy; h200-2026-11-30.md, session 43).  A kernel that spills
+ * all the same is set aside by the compile feedback. */
+static bool multiwave_chunk_registers_fit(const fv_device *device, int registers, int threads)
+{
+    return registers <= MAX_REGISTERS - FLOATS_REGISTER_MARGIN &&
+           registers <= launch_bounds_share(device, threads);
 }
 
 /* A multi-wave candidate on span chunks whose register estimate no longer
@@ -2018,8 +2035,10 @@ static bool take_span_chunks(const search_problem *p, candidate *c)
         drop_row_floats_to_fit(p, &lanes);
     hold_warp_row_floats(p, warps, &lanes);
     lanes.shared_bytes = (int)placement_bytes(p->buffers, &lanes);
-    if (lanes.shared_bytes > shared_budget(p->device) ||
-        !held_registers_fit(p->device, lanes.registers, lanes.threads))
+    bool registers_fit = multiwave
+                             ? multiwave_chunk_registers_fit(p->device, lanes.registers, lanes.threads)
+                             : held_registers_fit(p->device, lanes.registers, lanes.threads);
+    if (lanes.shared_bytes > shared_budget(p->device) || !registers_fit)
         return false;
     occupancy(p->device, &lanes);
     if (lanes.blocks_per_sm == 0)
