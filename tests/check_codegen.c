@@ -173,6 +173,20 @@ START_TEST(reductions_and_grid_reduction)
     ck_assert_ptr_nonnull(strstr(outer, "atomicAdd(&semaphores[blockIdx.x], 1u)"));
     ck_assert_ptr_nonnull(strstr(outer, "for (unsigned y = 0; y < gridDim.y; ++y)"));
     ck_assert_ptr_nonnull(strstr(outer, "semaphores[blockIdx.x] = 0;"));
+    /* the thread's rows four at a time, each row's loads in one unrolled
+     * block, then the rest one at a time, in row order */
+    static const char *const grouped_rows[] = {
+        "for (; column_active && first_row + 3 * row_step < outer; first_row += 4 * row_step) {",
+        "#pragma unroll",
+        "for (int k = 0; k < 4; ++k) {",
+        "const long long row = first_row + k * row_step;",
+        "fv_load<8>(in0 + (row) * inner + (column), v0);",
+        "for (long long row = first_row; column_active && row < outer; row += row_step) {",
+        "fv_load<8>(in0 + (row) * inner + (column), v0);",
+        "__syncthreads();",
+        NULL,
+    };
+    fv_test_assert_lines_in_order(outer, grouped_rows);
     free_sources(sources, count);
 
     sources = generate(NORM_LAYER_FORWARD, FV_BF16, 64, 512, &count, names);
