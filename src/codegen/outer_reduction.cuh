@@ -1,10 +1,10 @@
 // outer_reduction.cuh: skeleton of the outer-reduction family.  Columns of
 // the [outer, inner] domain are reduced over the outer axis: each thread owns
 // @VECTOR@ adjacent columns and strides over rows with @BLOCK_Y@ threads per
-// column slice, four rows at a time; the block combines its rows in shared memory, and when the
-// grid splits the rows (gridDim.y > 1) every block writes its partial to the
-// workspace and the last block to arrive adds the partials in block order
-// (deterministic) and runs the epilogue.
+// column slice, four rows at a time; the block combines its rows in shared
+// memory, and when the grid splits the rows (gridDim.y > 1) every block
+// writes its partial to the workspace and the last block to arrive adds the
+// partials in block order (deterministic) and runs the epilogue.
 extern "C" __global__ void __launch_bounds__(@THREADS@) @KERNEL_NAME@(
 @PARAMETERS@)
 {

@@ -1263,7 +1263,12 @@ static bool one_slot_takes_spans(const buffered_inputs *buffers, size_t copy_byt
  * N = 16384, H = 1023 / 1987 / 4095: 16-bit +28..+158%; fp32, whose 4-byte
  * copies were asynchronous already, -21..+19% (layer and RMS norm lost to
  * the barrier), so fp32 keeps them, except forward rows that spans_fp32_rows
- * takes (which then compute on the chunks: compute_on_span_chunks).
+ * takes (which then compute on the chunks: compute_on_span_chunks) and
+ * multi-wave rows in two slots or more: LN bwd fp32 16384 x 1023-8191
+ * +8.1..+40.7%, RMS bwd x 1023-2047 / 6143 / 8191 +5.9..+27.5 / +19.3 /
+ * +17.4% on an H200, on the chunks where the weight is held in registers
+ * and element by element where it is cached (h200-2026-11-30.md, session
+ * 43).
  * Multi-wave 16-bit rows that one slot holds at most take spans in it too,
  * read element by element between the slot's two block barriers
  * (emit_one_span_slot; their row statistics then come a row ahead in
