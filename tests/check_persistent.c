@@ -1813,16 +1813,17 @@ END_TEST
  * (multiwave_takes_span_chunks): the partials at the block's shift, so a
  * grid of a multiple of 8 and no partial clusters; stage 2 reads the
  * workspace's rows of 1987 floats one at a time.  fp32 rows too, on
- * 4-element chunks.  Chunks that fill under 3/4 of the thread steps where
- * a step lies wholly in the row (has_whole_step: x 2047, 257 chunks in 3 x
- * 128 steps, 2047 >= 128 x 8; layer norm then reads x and dy from their
+ * 4-element chunks (a grid of a multiple of 4).  Chunks that fill under 3/4
+ * of the thread steps in 3 steps or more (sparse_chunks_taken: x 2047, 257
+ * chunks in 3 x 128 steps; layer norm then reads x and dy from their
  * slots, whose floats would leave 2 of its 3 blocks per SM:
- * drop_row_floats_to_fit).  16-bit rows with the weight cached in shared
- * memory at the shift (LN bwd x 9215), and rows whose estimate takes the
- * whole register share of 512 threads (x 12287, ~128 registers).  Not at
- * H = 1023 in 16 bits (129 chunks in 2 x 128 steps and no whole one), nor
- * under 64 rows (the grid would be rounded up to 8), nor fp32 rows with
- * the weight cached in shared memory (LN bwd fp32 x 3071). */
+ * drop_row_floats_to_fit).  16-bit rows with the 16-bit weight cached in
+ * shared memory at the shift (LN bwd x 9215), and rows whose estimate
+ * takes the whole register share of 512 threads (x 12287, ~128
+ * registers).  Not in 2 steps (16-bit x 1023 / 1279: 129 / 161 chunks in 2
+ * x 128), nor under 64 rows (the grid would be rounded up to 8), nor with
+ * the weight cached in shared memory in fp32 (LN bwd fp32 x 3071; bf16 rows
+ * with an fp32 weight at x 9215). */
 START_TEST(odd_backward_rows_compute_on_span_chunks)
 {
     choice chosen;
@@ -1879,13 +1880,14 @@ START_TEST(odd_backward_rows_compute_on_span_chunks)
         ck_assert_msg(on_span_chunks(&chosen) && chosen.params.vector == on_chunks[i].vector &&
                           chosen.params.serial == on_chunks[i].serial && chosen.params.block_x == 128,
                       "case %zu: %s", i, chosen.params.description);
+        ck_assert_int_eq(chosen.launch.grid[0] % on_chunks[i].vector, 0);  /* one shift a block */
         assert_fits(&chosen, "H200", 16384);
     }
     static const struct {
         norm_kind kind;
         int64_t rows, hidden;
     } by_element[] = {
-        {NORM_LAYER_BACKWARD, 16384, 1023},  /* half the steps filled, none whole */
+        {NORM_LAYER_BACKWARD, 16384, 1023},  /* half of 2 steps filled */
         {NORM_RMS_BACKWARD, 16384, 1023},
         {NORM_LAYER_BACKWARD, 20, 1987},     /* under 64 rows */
         {NORM_RMS_BACKWARD, 5, 4095},
@@ -1897,6 +1899,29 @@ START_TEST(odd_backward_rows_compute_on_span_chunks)
         ck_assert_msg(!on_span_chunks(&chosen) && chosen.params.vector == 1, "case %zu: %s", i,
                       chosen.params.description);
     }
+    /* two steps, the second nearly empty (16-bit x 1279: 161 chunks in 2 x
+     * 128 steps): element by element, as x 1023 */
+    choose_norm(NORM_RMS_BACKWARD, FV_BF16, 16384, 1279, FV_APPROACH_AUTO, "H200", &chosen);
+    ck_assert_msg(!on_span_chunks(&chosen) && chosen.params.block_x == 128, "%s",
+                  chosen.params.description);
+    /* 16-bit rows with an fp32 weight cached in shared memory: that form never
+     * ran on chunks */
+    fv_case_list list;
+    memset(&list, 0, sizeof list);
+    char sweep[512];
+    snprintf(sweep, sizeof sweep,
+             "definition %s\nname fp32_weight\ndim N = x.0\ndim H = x.1\ndtypes bf16\n"
+             "seeds 0\nsizes N=2049 H=9215\n",
+             fv_test_source_path("tests/mixed_constants/layer_norm_bwd_fp32_weight.py"));
+    const char *path = fv_test_path("fp32_weight.sweep");
+    ck_assert_int_eq(fv_test_write_file(path, sweep), 0);
+    FV_ASSERT_OK(fv_frontend_expand_sweep(path, &list, NULL, 0));
+    ck_assert_int_eq(list.count, 1);
+    choose_for(list.cases[0], "H200", &chosen);
+    ck_assert_msg(strstr(chosen.params.description, "row-constant inputs cached in shared memory") &&
+                      !on_span_chunks(&chosen),
+                  "%s", chosen.params.description);
+    fv_case_list_free(&list);
     /* fp32 rows with the weight cached in shared memory: spans, element by element */
     choose_norm(NORM_LAYER_BACKWARD, FV_F32, 16384, 3071, FV_APPROACH_AUTO, "H200", &chosen);
     ck_assert_msg(copies_spans(&chosen) && !on_span_chunks(&chosen) && chosen.params.vector == 1 &&

@@ -84,6 +84,8 @@ enum {
     FORWARD_FLOAT_ELEMENTS = 32, /* hold_forward_row_floats: most elements of a row per thread */
     HELD_VALUE_MIN_WARPS = 12, /* hold_recomputed_values: fewest warps per SM it leaves */
     HELD_CHUNK_STEPS = 9,      /* ... and most chunks per thread on span chunks */
+    MULTIWAVE_SPARSE_MIN_STEPS = 3, /* sparse_chunks_taken: fewest steps per thread of a
+                                       multi-wave row on chunks filling under 3/4 of them */
     HELD_SCALAR_ELEMENTS = 16, /* ... and most elements per thread on 1-element vectors (32, at
                                   H = 4095, ran 3% slower in fp32 and 23% in 16 bits on an H200) */
     GUARDED_FETCH_UNROLLED_COPIES = 16, /* fetch_unrolled_wholly: most 1-element fp32 copies per
@@ -1265,7 +1267,7 @@ static bool one_slot_takes_spans(const buffered_inputs *buffers, size_t copy_byt
  * the barrier), so fp32 keeps them, except forward rows that spans_fp32_rows
  * takes (which then compute on the chunks: compute_on_span_chunks) and
  * multi-wave rows in two slots or more: LN bwd fp32 16384 x 1023-8191
- * +8.1..+40.7%, RMS bwd x 1023-2047 / 6143 / 8191 +5.9..+27.5 / +19.3 /
+ * +8.1..+40.4%, RMS bwd x 1023-2047 / 6143 / 8191 +6.2..+27.5 / +19.4 /
  * +17.4% on an H200, on the chunks where the weight is held in registers
  * and element by element where it is cached (h200-2026-11-30.md, session
  * 43).
@@ -1801,19 +1803,20 @@ static bool constants_at_row_shift(bool cached, bool weight_floats, int cached_c
     return cached_count > 0 && (cached || weight_floats);
 }
 
-/* True if a row of `inner` elements on span chunks of `chunk` elements in
- * blocks of `block_x` threads has a whole step (EXTRA_WHOLE_STEPS), one in
- * which every thread's chunk lies in the row whatever its shift, so that
- * it runs with no lane tests.  Multi-wave rows take span chunks that fill
- * under 3/4 of their thread steps (chunks_fill_steps) where they have one:
- * on an H200 (bench/results/h200-2026-11-30.md, session 43), N = 16384,
- * RMS bwd bf16 x 2047 (257 chunks in 3 x 128 steps, one whole) ran 26.4%
- * faster than element by element, LN bwd fp32 x 1023 (257 chunks of 4)
- * 5.5% faster than spans read element by element; with none, RMS bwd bf16
- * x 1023 (129 chunks in 2 x 128 steps) ran 14.0% slower. */
-static bool has_whole_step(int64_t inner, int block_x, int chunk)
+/* True if a multi-wave row whose chunks fill under 3/4 of its `span_batch`
+ * thread steps (chunks_fill_steps) takes span chunks all the same: where
+ * it takes MULTIWAVE_SPARSE_MIN_STEPS steps or more, so that only the last
+ * is mostly empty and every step before it ends inside the row whatever
+ * the shift (EXTRA_WHOLE_STEPS >= 1: no row-end test in them).  Measured on
+ * an H200 (bench/results/h200-2026-11-30.md, session 43), N = 16384: RMS
+ * bwd bf16 x 2047 (257 chunks in 3 x 128 steps) ran 26.4% faster than
+ * element by element, LN bwd fp32 x 1023 (257 chunks of 4 in 3 x 128)
+ * 5.5% faster than its span read element by element; in 2 steps RMS bwd
+ * bf16 x 1023 (129 chunks in 2 x 128) ran 14.0% slower, and the 2-step rows
+ * between (16-bit x 1025-1533, fp32 x 513-763) were not measured. */
+static bool sparse_chunks_taken(int span_batch)
 {
-    return inner >= (int64_t)block_x * chunk;
+    return span_batch >= MULTIWAVE_SPARSE_MIN_STEPS;
 }
 
 /* True if a row's `chunks` fill 3/4 or more of `steps` thread steps (a
@@ -1938,17 +1941,32 @@ static void hold_warp_row_floats(const search_problem *p, int warps, candidate *
  * registers of the block's one row (no partials in shared memory, no
  * pairs, no clusters: their exchanges index whole vectors of columns).
  * Only the forms run on a GPU: row constants held as float in registers
- * (bench/results/h200-2026-11-29.md, session 40) or, in 16-bit rows,
- * cached in shared memory at the shift (h200-2026-11-30.md, session 43:
- * LN bwd bf16 16384 x 9215 +39.5%, 46.7 -> 65.2% of copy; fp32 rows so
- * lost, LN bwd x 3071 / 4089 -2.3 / -2.2%, RMS bwd x 8191 -0.5%, and keep
- * their elements), and a grid of a chunk's blocks or more before the
- * rounding (under 64 rows the grid would be rounded up, leaving blocks
- * fewer than MULTIWAVE_MIN_ROW_GROUPS rows), in two row slots or more (one
- * slot of spans, copy_row_spans, never ran on chunks). */
+ * (bench/results/h200-2026-11-29.md, session 40) or, with 16-bit rows and
+ * constants (sixteen_bit_cache), cached in shared memory at the shift
+ * (h200-2026-11-30.md, session 43: LN bwd bf16 16384 x 9215 +39.5%, 46.7
+ * -> 65.2% of copy; fp32 rows so lost, LN bwd x 3071 / 4089 -2.3 / -2.2%,
+ * RMS bwd x 8191 -0.5%, and keep their elements; 16-bit rows with an fp32
+ * weight never ran so), and a grid of a chunk's blocks or more before the
+ * rounding (8 in 16 bits, 4 in fp32: under 64 / 32 rows the grid would be
+ * rounded up, leaving blocks fewer than MULTIWAVE_MIN_ROW_GROUPS rows), in
+ * two row slots or more (one slot of spans, copy_row_spans, never ran on
+ * chunks). */
+/* True if the rows and every row-constant input are 16-bit: the only
+ * rows whose constants, cached in shared memory at the rows' shift, have
+ * run on span chunks (multiwave_takes_span_chunks). */
+static bool sixteen_bit_cache(const buffered_inputs *buffers)
+{
+    if (buffers->element_bytes[0] != 2)
+        return false;
+    for (int i = 0; i < buffers->cached_count; i++)
+        if (buffers->cached_element_bytes[i] != 2)
+            return false;
+    return true;
+}
+
 static bool multiwave_takes_span_chunks(const search_problem *p, const candidate *c)
 {
-    bool constants_at_shift = c->weight_floats || (c->cached && p->buffers->element_bytes[0] == 2);
+    bool constants_at_shift = c->weight_floats || (c->cached && sixteen_bit_cache(p->buffers));
     return constants_at_shift && c->partials_in_shared == 0 && !c->paired && c->slots > 1 &&
            grid_blocks(p, c) >= span_chunk_elements(p->buffers);
 }
@@ -1956,11 +1974,13 @@ static bool multiwave_takes_span_chunks(const search_problem *p, const candidate
 /* True if a multi-wave candidate on span chunks fits the registers its
  * estimate `registers` asks: held_registers_fit, but up to the whole share
  * of the launch bounds rather than a margin under it.  RMS and LN bwd bf16
- * 16384 x 12287 (512 threads, 4 steps of 8-element chunks, ~128 registers
- * estimated) so compiled to 128 registers without spills and ran 11.8 /
- * 41.4% faster on an H200 than element by element (72.0 -> 80.5%, 49.1 ->
- * 69.3% of copy; h200-2026-11-30.md, session 43).  A kernel that spills
- * all the same is set aside by the compile feedback. */
+ * 16384 x 12287 (512 threads, 4 steps of 8-element chunks, no row floats,
+ * ~128 registers estimated) so compiled to 128 registers on sm_90a (127 on
+ * sm_100a) without spills; on an H200 RMS ran 11.8% faster than element by
+ * element (72.0 -> 80.5% of copy), and LN, whose weight is cached at the
+ * rows' shift (sixteen_bit_cache), 41.4% (49.1 -> 69.3%) with that form
+ * (h200-2026-11-30.md, session 43).  A kernel that spills all the same is
+ * set aside by the compile feedback. */
 static bool multiwave_chunk_registers_fit(const fv_device *device, int registers, int threads)
 {
     return registers <= MAX_REGISTERS - FLOATS_REGISTER_MARGIN &&
@@ -1974,7 +1994,8 @@ static bool multiwave_chunk_registers_fit(const fv_device *device, int registers
  * ~184 registers with x and dy as float, 2 blocks per SM) so kept its 3
  * blocks and computed on the chunks: 25.1% faster on an H200 than element
  * by element (43.0 -> 53.8% of copy; bench/results/h200-2026-11-30.md,
- * session 43). */
+ * session 43).  Floats keep held_registers_fit's margin: the whole share
+ * of multiwave_chunk_registers_fit ran only without them. */
 static void drop_row_floats_to_fit(const search_problem *p, candidate *lanes)
 {
     if (lanes->row_floats == 0 ||
@@ -2029,7 +2050,7 @@ static bool take_span_chunks(const search_problem *p, candidate *c)
     bool may_fit_block = !multiwave && p->buffers->cached_count > 0;  /* multi-wave keeps its threads */
     if (warps == 0 && !chunks_fill_steps(chunks, (int64_t)lanes.span_batch * lanes.block_x) &&
         !(may_fit_block && fit_block_to_chunks(chunks, &lanes)) &&
-        !(multiwave && has_whole_step(p->inner, lanes.block_x, chunk)))
+        !(multiwave && sparse_chunks_taken(lanes.span_batch)))
         return false;  /* under 3/4 of the thread steps would hold a chunk */
     lanes.row_capacity = lanes.span_batch * lanes.block_x * chunk;
     int grown = lanes.span_batch * chunk - c->batch * p->vector;
