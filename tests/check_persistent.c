@@ -1820,8 +1820,9 @@ END_TEST
  * drop_row_floats_to_fit).  16-bit rows with the 16-bit weight cached in
  * shared memory at the shift (LN bwd x 9215), and rows whose estimate
  * takes the whole register share of 512 threads (x 12287, ~128
- * registers).  Not in 2 steps (16-bit x 1023 / 1279: 129 / 161 chunks in 2
- * x 128), nor under 64 rows (the grid would be rounded up to 8), nor with
+ * registers).  In 2 steps only 16-bit chunks filling 5/8 of them (x 1279,
+ * not x 1023 / 1151 or fp32 x 639), nor under 64 rows (the grid would be
+ * rounded up to 8), nor with
  * the weight cached in shared memory in fp32 (LN bwd fp32 x 3071; bf16 rows
  * with an fp32 weight at x 9215). */
 START_TEST(odd_backward_rows_compute_on_span_chunks)
@@ -1899,11 +1900,23 @@ START_TEST(odd_backward_rows_compute_on_span_chunks)
         ck_assert_msg(!on_span_chunks(&chosen) && chosen.params.vector == 1, "case %zu: %s", i,
                       chosen.params.description);
     }
-    /* two steps, the second nearly empty (16-bit x 1279: 161 chunks in 2 x
-     * 128 steps): element by element, as x 1023 */
-    choose_norm(NORM_RMS_BACKWARD, FV_BF16, 16384, 1279, FV_APPROACH_AUTO, "H200", &chosen);
-    ck_assert_msg(!on_span_chunks(&chosen) && chosen.params.block_x == 128, "%s",
-                  chosen.params.description);
+    /* two steps: 16-bit chunks filling 5/8 of them or more (x 1279: 161 in 2
+     * x 128) are taken, fewer (x 1151: 145) and fp32 ones (x 639: 161 of 4)
+     * are not; nor one step (16-bit x 639: 81 chunks in 128) */
+    static const struct {
+        fv_dtype dtype;
+        int64_t hidden;
+        bool on_chunks;
+    } two_steps[] = {
+        {FV_BF16, 1279, true}, {FV_BF16, 1151, false}, {FV_F32, 639, false},
+        {FV_BF16, 639, false},
+    };
+    for (size_t i = 0; i < sizeof two_steps / sizeof two_steps[0]; i++) {
+        choose_norm(NORM_RMS_BACKWARD, two_steps[i].dtype, 16384, two_steps[i].hidden,
+                    FV_APPROACH_AUTO, "H200", &chosen);
+        ck_assert_msg(on_span_chunks(&chosen) == two_steps[i].on_chunks && chosen.params.block_x == 128,
+                      "case %zu: %s", i, chosen.params.description);
+    }
     /* 16-bit rows with an fp32 weight cached in shared memory: that form never
      * ran on chunks */
     fv_case_list list;

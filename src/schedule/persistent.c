@@ -1803,20 +1803,25 @@ static bool constants_at_row_shift(bool cached, bool weight_floats, int cached_c
     return cached_count > 0 && (cached || weight_floats);
 }
 
-/* True if a multi-wave row whose chunks fill under 3/4 of its `span_batch`
- * thread steps (chunks_fill_steps) takes span chunks all the same: where
- * it takes MULTIWAVE_SPARSE_MIN_STEPS steps or more, so that only the last
- * is mostly empty and every step before it ends inside the row whatever
- * the shift (EXTRA_WHOLE_STEPS >= 1: no row-end test in them).  Measured on
- * an H200 (bench/results/h200-2026-11-30.md, session 43), N = 16384: RMS
- * bwd bf16 x 2047 (257 chunks in 3 x 128 steps) ran 26.4% faster than
- * element by element, LN bwd fp32 x 1023 (257 chunks of 4 in 3 x 128)
- * 5.5% faster than its span read element by element; in 2 steps RMS bwd
- * bf16 x 1023 (129 chunks in 2 x 128) ran 14.0% slower, and the 2-step rows
- * between (16-bit x 1025-1533, fp32 x 513-763) were not measured. */
-static bool sparse_chunks_taken(int span_batch)
+/* True if a multi-wave row whose `chunks` fill under 3/4 of its
+ * `span_batch` steps of `block_x` threads takes span chunks all the same:
+ * in MULTIWAVE_SPARSE_MIN_STEPS steps or more, where only the last is
+ * mostly empty and every step before it ends inside the row whatever the
+ * shift (EXTRA_WHOLE_STEPS >= 1: no row-end test in them), and 16-bit rows
+ * in 2 steps whose chunks fill 5/8 of them or more (not in 1 step: never
+ * measured).  Measured on an H200
+ * (bench/results/h200-2026-11-30.md, session 43), N = 16384, against
+ * element by element: RMS bwd bf16 x 2047 (257 chunks in 3 x 128 steps)
+ * +26.4%, LN bwd fp32 x 1023 (257 chunks of 4 in 3 x 128) +5.5% (against
+ * its span read element by element); in 2 steps, 16-bit x 1279 (161 chunks,
+ * 63% of 2 x 128) LN +20.2%, RMS +3.5%, but x 1023 (129 chunks, 50%) RMS
+ * -14.0%, LN +3.2%, and fp32 x 639 (161 chunks of 4) LN -1.1%, RMS
+ * -0.9%. */
+static bool sparse_chunks_taken(int64_t chunks, int span_batch, int block_x, size_t element_bytes)
 {
-    return span_batch >= MULTIWAVE_SPARSE_MIN_STEPS;
+    if (span_batch >= MULTIWAVE_SPARSE_MIN_STEPS)
+        return true;
+    return span_batch == 2 && element_bytes == 2 && chunks * 8 >= (int64_t)span_batch * block_x * 5;
 }
 
 /* True if a row's `chunks` fill 3/4 or more of `steps` thread steps (a
@@ -2050,7 +2055,8 @@ static bool take_span_chunks(const search_problem *p, candidate *c)
     bool may_fit_block = !multiwave && p->buffers->cached_count > 0;  /* multi-wave keeps its threads */
     if (warps == 0 && !chunks_fill_steps(chunks, (int64_t)lanes.span_batch * lanes.block_x) &&
         !(may_fit_block && fit_block_to_chunks(chunks, &lanes)) &&
-        !(multiwave && sparse_chunks_taken(lanes.span_batch)))
+        !(multiwave && sparse_chunks_taken(chunks, lanes.span_batch, lanes.block_x,
+                                           p->buffers->element_bytes[0])))
         return false;  /* under 3/4 of the thread steps would hold a chunk */
     lanes.row_capacity = lanes.span_batch * lanes.block_x * chunk;
     int grown = lanes.span_batch * chunk - c->batch * p->vector;
