@@ -1821,10 +1821,9 @@ END_TEST
  * shared memory at the shift (LN bwd x 9215), and rows whose estimate
  * takes the whole register share of 512 threads (x 12287, ~128
  * registers).  In 2 steps only 16-bit chunks filling 5/8 of them (x 1279,
- * not x 1023 / 1151 or fp32 x 639), nor under 64 rows (the grid would be
- * rounded up to 8), nor with
- * the weight cached in shared memory in fp32 (LN bwd fp32 x 3071; bf16 rows
- * with an fp32 weight at x 9215). */
+ * not x 1023 / 1151 or fp32 x 639); not under 64 rows (the grid would be
+ * rounded up to 8), nor with the weight cached in shared memory in fp32 (LN
+ * bwd fp32 x 3071; bf16 rows with an fp32 weight at x 9215). */
 START_TEST(odd_backward_rows_compute_on_span_chunks)
 {
     choice chosen;
@@ -1854,6 +1853,15 @@ START_TEST(odd_backward_rows_compute_on_span_chunks)
         {NORM_LAYER_BACKWARD, FV_F32, 1987, 4, 4}, /* 498 chunks in 4 x 128 */
         {NORM_LAYER_BACKWARD, FV_F32, 1023, 4, 3}, /* 257 chunks in 3 x 128 */
     };
+    for (size_t i = 0; i < sizeof on_chunks / sizeof on_chunks[0]; i++) {
+        choose_norm(on_chunks[i].kind, on_chunks[i].dtype, 16384, on_chunks[i].hidden,
+                    FV_APPROACH_AUTO, "H200", &chosen);
+        ck_assert_msg(on_span_chunks(&chosen) && chosen.params.vector == on_chunks[i].vector &&
+                          chosen.params.serial == on_chunks[i].serial && chosen.params.block_x == 128,
+                      "case %zu: %s", i, chosen.params.description);
+        ck_assert_int_eq(chosen.launch.grid[0] % on_chunks[i].vector, 0);  /* one shift a block */
+        assert_fits(&chosen, "H200", 16384);
+    }
     static const struct {
         norm_kind kind;
         int64_t rows, hidden;
@@ -1875,15 +1883,6 @@ START_TEST(odd_backward_rows_compute_on_span_chunks)
     choose_norm(NORM_LAYER_BACKWARD, FV_BF16, 2049, 9215, FV_APPROACH_AUTO, "H200", &chosen);
     ck_assert_msg(strstr(chosen.params.description, "row-constant inputs cached in shared memory"),
                   "%s", chosen.params.description);
-    for (size_t i = 0; i < sizeof on_chunks / sizeof on_chunks[0]; i++) {
-        choose_norm(on_chunks[i].kind, on_chunks[i].dtype, 16384, on_chunks[i].hidden,
-                    FV_APPROACH_AUTO, "H200", &chosen);
-        ck_assert_msg(on_span_chunks(&chosen) && chosen.params.vector == on_chunks[i].vector &&
-                          chosen.params.serial == on_chunks[i].serial && chosen.params.block_x == 128,
-                      "case %zu: %s", i, chosen.params.description);
-        ck_assert_int_eq(chosen.launch.grid[0] % on_chunks[i].vector, 0);  /* one shift a block */
-        assert_fits(&chosen, "H200", 16384);
-    }
     static const struct {
         norm_kind kind;
         int64_t rows, hidden;

@@ -1290,10 +1290,11 @@ static void copy_row_spans(const buffered_inputs *buffers, const fv_device *devi
     size_t copy_bytes = (size_t)vector * buffers->element_bytes[0];
     bool fp32_odd = copy_bytes == 4 && vector == 1;
     bool fp32_forward = fp32_odd && outer_reductions == 0 && spans_fp32_rows(buffers, inner);
+    bool fp32_multiwave = fp32_odd && outer_reductions > 0;
     if (c->slots < 2 && !one_slot_takes_spans(buffers, copy_bytes, fp32_forward,
                                               outer_reductions, c))
         return;
-    if (copy_bytes >= 4 && !fp32_forward && !(fp32_odd && outer_reductions > 0))
+    if (copy_bytes >= 4 && !fp32_forward && !fp32_multiwave)
         return;
     candidate spanned = *c;
     spanned.spans = true;
@@ -1803,6 +1804,19 @@ static bool constants_at_row_shift(bool cached, bool weight_floats, int cached_c
     return cached_count > 0 && (cached || weight_floats);
 }
 
+/* True if a row's `chunks` fill `eighths` / 8 or more of `steps` thread
+ * steps (a chunk each). */
+static bool chunks_fill_eighths(int64_t chunks, int64_t steps, int eighths)
+{
+    return chunks * 8 >= steps * eighths;
+}
+
+/* True if a row's `chunks` fill 3/4 or more of `steps` thread steps. */
+static bool chunks_fill_steps(int64_t chunks, int64_t steps)
+{
+    return chunks_fill_eighths(chunks, steps, 6);
+}
+
 /* True if a multi-wave row whose `chunks` fill under 3/4 of its
  * `span_batch` steps of `block_x` threads takes span chunks all the same:
  * in MULTIWAVE_SPARSE_MIN_STEPS steps or more, where only the last is
@@ -1821,15 +1835,10 @@ static bool sparse_chunks_taken(int64_t chunks, int span_batch, int block_x, siz
 {
     if (span_batch >= MULTIWAVE_SPARSE_MIN_STEPS)
         return true;
-    return span_batch == 2 && element_bytes == 2 && chunks * 8 >= (int64_t)span_batch * block_x * 5;
+    return span_batch == 2 && element_bytes == 2 &&
+           chunks_fill_eighths(chunks, (int64_t)span_batch * block_x, 5);
 }
 
-/* True if a row's `chunks` fill 3/4 or more of `steps` thread steps (a
- * chunk each). */
-static bool chunks_fill_steps(int64_t chunks, int64_t steps)
-{
-    return chunks * 4 >= steps * 3;
-}
 
 /* A kernel computing on span chunks holds the values its epilogue would
  * compute again (hold_recomputed_values) as chunk arrays, where the
@@ -1937,6 +1946,19 @@ static void hold_warp_row_floats(const search_problem *p, int warps, candidate *
     lanes->registers = registers;
 }
 
+/* True if the rows and every row-constant input are 16-bit: the only
+ * rows whose constants, cached in shared memory at the rows' shift, have
+ * run on span chunks (multiwave_takes_span_chunks). */
+static bool sixteen_bit_cache(const buffered_inputs *buffers)
+{
+    if (buffers->element_bytes[0] != 2)
+        return false;
+    for (int i = 0; i < buffers->cached_count; i++)
+        if (buffers->cached_element_bytes[i] != 2)
+            return false;
+    return true;
+}
+
 /* Whether a multi-wave (backward) kernel whose rows of an odd length are
  * copied as spans may compute on the span's chunks too: its outer
  * partials then sit at the block's shift, lane `lane` of chunk step `b`
@@ -1956,23 +1978,10 @@ static void hold_warp_row_floats(const search_problem *p, int warps, candidate *
  * rounded up, leaving blocks fewer than MULTIWAVE_MIN_ROW_GROUPS rows), in
  * two row slots or more (one slot of spans, copy_row_spans, never ran on
  * chunks). */
-/* True if the rows and every row-constant input are 16-bit: the only
- * rows whose constants, cached in shared memory at the rows' shift, have
- * run on span chunks (multiwave_takes_span_chunks). */
-static bool sixteen_bit_cache(const buffered_inputs *buffers)
-{
-    if (buffers->element_bytes[0] != 2)
-        return false;
-    for (int i = 0; i < buffers->cached_count; i++)
-        if (buffers->cached_element_bytes[i] != 2)
-            return false;
-    return true;
-}
-
 static bool multiwave_takes_span_chunks(const search_problem *p, const candidate *c)
 {
-    bool constants_at_shift = c->weight_floats || (c->cached && sixteen_bit_cache(p->buffers));
-    return constants_at_shift && c->partials_in_shared == 0 && !c->paired && c->slots > 1 &&
+    bool constants_form_ran = c->weight_floats || (c->cached && sixteen_bit_cache(p->buffers));
+    return constants_form_ran && c->partials_in_shared == 0 && !c->paired && c->slots > 1 &&
            grid_blocks(p, c) >= span_chunk_elements(p->buffers);
 }
 
