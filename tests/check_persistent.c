@@ -1042,7 +1042,7 @@ END_TEST
  * blocks (bf16, H = 262144: 32768 columns a block need 2 x 64 partial
  * registers per thread at 512 threads): the plan falls back to the general
  * families and says why (inner_multipass takes one input along both axes,
- * not dy and x). */
+ * not dy and x), and the outer reduction splits the rows over the grid. */
 START_TEST(oversized_rows_fall_back)
 {
     planned_kernel oversized;
@@ -1056,6 +1056,18 @@ START_TEST(oversized_rows_fall_back)
                   plan->fallback);
     ck_assert_msg(strstr(plan->fallback, "does not fit the persistent budgets") != NULL, "%s",
                   plan->fallback);
+    /* The outer reduction splits its rows until the grid holds 32 blocks
+     * per SM (132 on the H100): 1024 column slices of 8 x 32 columns, so
+     * 5 splits, 410 rows for each of a block's 8 row threads. */
+    const fv_launch_shape *outer = &plan->kernels[1].launch;
+    ck_assert_int_eq(outer->grid[0], 1024);
+    ck_assert_int_eq(outer->grid[1], 5);
+    ck_assert_int_eq(outer->block[1], 8);
+    planned_free(&oversized);
+    /* ... but keeps at least 32 rows per thread: 512 rows, 2 splits */
+    plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 512, 262144, FV_APPROACH_AUTO, "H100", &oversized);
+    ck_assert_int_eq(oversized.plan.kernel_count, 2);
+    ck_assert_int_eq(oversized.plan.kernels[1].launch.grid[1], 2);
     planned_free(&oversized);
 }
 END_TEST

@@ -9,7 +9,18 @@
 
 #include "schedule/family.h"
 
-enum { MAX_REDUCTIONS = 16, OUTER_THREADS = 256 };
+enum {
+    MAX_REDUCTIONS = 16,
+    OUTER_THREADS = 256,
+    /* outer_launch splits the rows until the grid holds this many blocks
+     * per SM, keeping at least OUTER_MIN_ROWS_PER_THREAD rows per thread.
+     * H200, LN bwd bf16 16384 x 20481 (641 column slices, 1-element
+     * vectors) / 16384 x 32760 / 2049 x 20481, against 4 blocks per SM
+     * and 4 rows: +9.7 / +5.9 / +2.4% (bench/results/h200-2026-11-30.md,
+     * session 44). */
+    OUTER_GRID_BLOCKS_PER_SM = 32,
+    OUTER_MIN_ROWS_PER_THREAD = 32,
+};
 
 static bool outer_accepts(const fv_segment_view *view, char *why, size_t size)
 {
@@ -51,7 +62,7 @@ static fv_status outer_choose(const fv_segment_view *view, const fv_case *c,
     params->block_y = OUTER_THREADS / params->block_x;
     if (params->block_y > 32)
         params->block_y = 32;
-    params->grid_limit = device->sm_count * 4;
+    params->grid_limit = device->sm_count * OUTER_GRID_BLOCKS_PER_SM;
     snprintf(params->description, sizeof params->description,
              "outer reduction: %d column vectors x %d rows per block, %d-element vectors, "
              "rows split over the grid and reduced in block order",
@@ -271,10 +282,13 @@ static fv_status outer_launch(const fv_segment_view *view, const fv_schedule_par
     const fv_op *reductions[MAX_REDUCTIONS];
     int count = fv_family_reductions(view, reductions, MAX_REDUCTIONS);
     int64_t column_slices = (inner / params->vector + params->block_x - 1) / params->block_x;
-    /* Split the rows until the grid fills the device, keeping at least four
-     * rows per thread. */
+    /* Split the rows until the grid holds grid_limit blocks, keeping at
+     * least OUTER_MIN_ROWS_PER_THREAD rows per thread: fewer rows per
+     * thread leave the last block of each column slice more partials to
+     * add (LN bwd 16-bit 2049 x 32760 at 15 rows per thread: -2.6%). */
     int64_t splits = (params->grid_limit + column_slices - 1) / column_slices;
-    int64_t most = (outer + 4 * params->block_y - 1) / (4 * params->block_y);
+    int64_t most = (outer + OUTER_MIN_ROWS_PER_THREAD * params->block_y - 1) /
+                   (OUTER_MIN_ROWS_PER_THREAD * params->block_y);
     if (splits > most)
         splits = most;
     if (splits > 65535)
