@@ -1056,16 +1056,22 @@ START_TEST(oversized_rows_fall_back)
                   plan->fallback);
     ck_assert_msg(strstr(plan->fallback, "does not fit the persistent budgets") != NULL, "%s",
                   plan->fallback);
-    /* The outer reduction splits its rows until the grid holds 32 blocks
-     * per SM (132 on the H100): 1024 column slices of 8 x 32 columns, so
-     * 5 splits, 410 rows for each of a block's 8 row threads. */
+    /* The outer reduction splits its rows until the grid has 32 blocks per
+     * SM or more (4224 on the H100's 132): 1024 column slices (32 threads of
+     * 8-element vectors, 256 columns each), so 5 splits, 409-410 rows for
+     * each of a block's 8 row threads. */
     const fv_launch_shape *outer = &plan->kernels[1].launch;
     ck_assert_int_eq(outer->grid[0], 1024);
     ck_assert_int_eq(outer->grid[1], 5);
     ck_assert_int_eq(outer->block[1], 8);
     planned_free(&oversized);
-    /* ... but keeps at least 32 rows per thread: 512 rows, 2 splits */
+    /* ... but into at most ceil(rows / (32 x 8)) splits: 512 rows in 2 (32
+     * rows per thread), 257 rows in 2 as well (16 or 17) */
     plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 512, 262144, FV_APPROACH_AUTO, "H100", &oversized);
+    ck_assert_int_eq(oversized.plan.kernel_count, 2);
+    ck_assert_int_eq(oversized.plan.kernels[1].launch.grid[1], 2);
+    planned_free(&oversized);
+    plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 257, 262144, FV_APPROACH_AUTO, "H100", &oversized);
     ck_assert_int_eq(oversized.plan.kernel_count, 2);
     ck_assert_int_eq(oversized.plan.kernels[1].launch.grid[1], 2);
     planned_free(&oversized);

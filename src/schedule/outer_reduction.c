@@ -12,14 +12,15 @@
 enum {
     MAX_REDUCTIONS = 16,
     OUTER_THREADS = 256,
-    /* outer_launch splits the rows until the grid holds this many blocks
-     * per SM, keeping at least OUTER_MIN_ROWS_PER_THREAD rows per thread.
-     * H200, LN bwd bf16 16384 x 20481 (641 column slices, 1-element
-     * vectors) / 16384 x 32760 / 2049 x 20481, against 4 blocks per SM
-     * and 4 rows: +9.7 / +5.9 / +2.4% (bench/results/h200-2026-11-30.md,
-     * session 44). */
+    /* outer_launch splits the rows until the grid has at least this many
+     * blocks per SM, but into at most ceil(rows / (OUTER_SPLIT_ROWS_PER_THREAD
+     * x row threads)) splits: 16 rows per thread or more, 32 or more where
+     * the rows divide evenly.  H200, LN bwd bf16 16384 x 20481 (641 column
+     * slices, 1-element vectors) / 16384 x 32760 / 2049 x 20481, against 4
+     * blocks per SM and 4 rows: +9.7 / +5.9 / +2.4%
+     * (bench/results/h200-2026-11-30.md, session 44). */
     OUTER_GRID_BLOCKS_PER_SM = 32,
-    OUTER_MIN_ROWS_PER_THREAD = 32,
+    OUTER_SPLIT_ROWS_PER_THREAD = 32,
 };
 
 static bool outer_accepts(const fv_segment_view *view, char *why, size_t size)
@@ -282,13 +283,14 @@ static fv_status outer_launch(const fv_segment_view *view, const fv_schedule_par
     const fv_op *reductions[MAX_REDUCTIONS];
     int count = fv_family_reductions(view, reductions, MAX_REDUCTIONS);
     int64_t column_slices = (inner / params->vector + params->block_x - 1) / params->block_x;
-    /* Split the rows until the grid holds grid_limit blocks, keeping at
-     * least OUTER_MIN_ROWS_PER_THREAD rows per thread: fewer rows per
-     * thread leave the last block of each column slice more partials to
-     * add (LN bwd 16-bit 2049 x 32760 at 15 rows per thread: -2.6%). */
+    /* Split the rows until the grid has grid_limit blocks or more, into at
+     * most one split per OUTER_SPLIT_ROWS_PER_THREAD rows of each row
+     * thread (rounded up).  More splits lost in 16-bit: LN bwd 2049 x
+     * 32760 at 15 rows per thread -2.7 / -2.5% (bf16 / fp16), likely from
+     * the partials the last block of each column slice adds. */
     int64_t splits = (params->grid_limit + column_slices - 1) / column_slices;
-    int64_t most = (outer + OUTER_MIN_ROWS_PER_THREAD * params->block_y - 1) /
-                   (OUTER_MIN_ROWS_PER_THREAD * params->block_y);
+    int64_t most = (outer + OUTER_SPLIT_ROWS_PER_THREAD * params->block_y - 1) /
+                   (OUTER_SPLIT_ROWS_PER_THREAD * params->block_y);
     if (splits > most)
         splits = most;
     if (splits > 65535)
