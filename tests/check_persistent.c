@@ -1067,14 +1067,14 @@ START_TEST(oversized_rows_fall_back)
     planned_free(&oversized);
     /* ... but into at most ceil(rows / (32 x 8)) splits: 512 rows in 2 (32
      * rows per thread), 257 rows in 2 as well (16 or 17) */
-    plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 512, 262144, FV_APPROACH_AUTO, "H100", &oversized);
-    ck_assert_int_eq(oversized.plan.kernel_count, 2);
-    ck_assert_int_eq(oversized.plan.kernels[1].launch.grid[1], 2);
-    planned_free(&oversized);
-    plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 257, 262144, FV_APPROACH_AUTO, "H100", &oversized);
-    ck_assert_int_eq(oversized.plan.kernel_count, 2);
-    ck_assert_int_eq(oversized.plan.kernels[1].launch.grid[1], 2);
-    planned_free(&oversized);
+    static const int64_t few_rows[] = {512, 257};
+    for (size_t i = 0; i < sizeof few_rows / sizeof few_rows[0]; i++) {
+        plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, few_rows[i], 262144, FV_APPROACH_AUTO, "H100",
+                     &oversized);
+        ck_assert_int_eq(oversized.plan.kernel_count, 2);
+        ck_assert_int_eq(oversized.plan.kernels[1].launch.grid[1], 2);
+        planned_free(&oversized);
+    }
 }
 END_TEST
 

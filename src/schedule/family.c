@@ -61,6 +61,11 @@ int fv_family_vector_width(const fv_segment_view *view, int64_t inner)
     return vector;
 }
 
+int64_t fv_family_ceil_div(int64_t a, int64_t b)
+{
+    return (a + b - 1) / b;
+}
+
 int fv_family_pow2_ceil(int64_t value)
 {
     int result = 1;

@@ -22,6 +22,9 @@ int fv_family_reductions(const fv_segment_view *view, const fv_op **reductions, 
  * the inner axis that divides `inner`. */
 int fv_family_vector_width(const fv_segment_view *view, int64_t inner);
 
+/* a / b rounded up, for a >= 0 and b > 0. */
+int64_t fv_family_ceil_div(int64_t a, int64_t b);
+
 int fv_family_pow2_ceil(int64_t value);
 int fv_family_pow2_floor(int64_t value);
 

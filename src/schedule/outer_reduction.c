@@ -282,15 +282,14 @@ static fv_status outer_launch(const fv_segment_view *view, const fv_schedule_par
     memset(shape, 0, sizeof *shape);
     const fv_op *reductions[MAX_REDUCTIONS];
     int count = fv_family_reductions(view, reductions, MAX_REDUCTIONS);
-    int64_t column_slices = (inner / params->vector + params->block_x - 1) / params->block_x;
+    int64_t column_slices = fv_family_ceil_div(inner / params->vector, params->block_x);
     /* Split the rows until the grid has grid_limit blocks or more, into at
      * most one split per OUTER_SPLIT_ROWS_PER_THREAD rows of each row
-     * thread (rounded up).  More splits lost in 16-bit: LN bwd 2049 x
-     * 32760 at 15 rows per thread -2.7 / -2.5% (bf16 / fp16), likely from
-     * the partials the last block of each column slice adds. */
-    int64_t splits = (params->grid_limit + column_slices - 1) / column_slices;
-    int64_t most = (outer + OUTER_SPLIT_ROWS_PER_THREAD * params->block_y - 1) /
-                   (OUTER_SPLIT_ROWS_PER_THREAD * params->block_y);
+     * thread (rounded up): more splits lost in 16-bit, LN bwd 2049 x 32760
+     * at 15 rows per thread -2.7 / -2.5% (bf16 / fp16), likely from the
+     * partials the last block of each column slice adds. */
+    int64_t splits = fv_family_ceil_div(params->grid_limit, column_slices);
+    int64_t most = fv_family_ceil_div(outer, (int64_t)OUTER_SPLIT_ROWS_PER_THREAD * params->block_y);
     if (splits > most)
         splits = most;
     if (splits > 65535)

@@ -1839,7 +1839,6 @@ static bool sparse_chunks_taken(int64_t chunks, int span_batch, int block_x, siz
            chunks_fill_eighths(chunks, (int64_t)span_batch * block_x, 5);
 }
 
-
 /* A kernel computing on span chunks holds the values its epilogue would
  * compute again (hold_recomputed_values) as chunk arrays, where the
  * registers leave HELD_VALUE_MIN_WARPS warps per SM: the limit of

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "schedule/family.h"
 #include "schedule/ws_heuristic.h"
 
 enum {
@@ -17,21 +18,20 @@ enum {
 
 static int64_t round_up(int64_t value, int64_t unit) { return (value + unit - 1) / unit * unit; }
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 int fv_sched_ws_registers_for(const fv_sched_ws_problem *problem, int64_t bytes, int bdimx)
 {
     /* bytes / H per element, over the thread's ceil(H / vec / bdimx) vectors
      * of vec elements, in 4-byte registers */
     int64_t per_element_bytes = bytes / problem->inner;
-    return (int)(per_element_bytes * ceil_div(problem->inner / problem->vector, bdimx) *
+    return (int)(per_element_bytes * fv_family_ceil_div(problem->inner / problem->vector, bdimx) *
                  problem->vector / 4);
 }
 
 int fv_sched_ws_registers_per_thread(const fv_device *device, int threads)
 {
-    int warps = (int)ceil_div(threads, 32);
-    int warps_per_partition = (int)ceil_div(warps, SUB_PARTITIONS);
+    int warps = (int)fv_family_ceil_div(threads, 32);
+    int warps_per_partition = (int)fv_family_ceil_div(warps, SUB_PARTITIONS);
     int per_partition = device->registers_per_sm / SUB_PARTITIONS;
     int per_warp = per_partition / warps_per_partition / WARP_REGISTER_UNIT * WARP_REGISTER_UNIT;
     int per_thread = per_warp / 32;
@@ -245,7 +245,7 @@ bool fv_sched_ws_preferred(const fv_sched_ws_problem *problem, const fv_device *
         snprintf(why, why_size, "symbolic input shapes: warp specialization needs a static CTA shape");
         return false;
     }
-    int64_t rows_per_sm = ceil_div(problem->rows, device->sm_count);
+    int64_t rows_per_sm = fv_family_ceil_div(problem->rows, device->sm_count);
     int64_t needed = problem->inner_reductions > 1 ? 16 : 4;
     if (rows_per_sm <= needed) {
         snprintf(why, why_size, "%lld rows per SM (needs more than %lld with %d inner reductions)",
