@@ -979,7 +979,9 @@ END_TEST
  * shift (EXTRA_WHOLE_STEPS = 4095 / 1024 = 3): a test on b, constant once
  * unrolled, takes their lane tests and their stores' test away (the store
  * stays fv_store_lanes' explicit vector store: a plain one beside lane
- * stores was merged into 2-byte stores).  LN bwd bf16 16384 x 4095. */
+ * stores was merged into 2-byte stores).  The row's sums test each lane of
+ * steps 0, 3 and 4 against the thread's lane window (uses_lane_window), in
+ * one lane loop per chunk, not split.  LN bwd bf16 16384 x 4095. */
 START_TEST(odd_backward_rows_compute_on_span_chunks)
 {
     char *source = generate_one(multiwave_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 4095,
@@ -987,16 +989,16 @@ START_TEST(odd_backward_rows_compute_on_span_chunks)
     static const char *const lines[] = {
         "float partial0[5][8];  // sum over rows",
         "const int row_shift = (int)(((long long)blockIdx.x * inner) & 7);",
+        "const int lane_begin = threadIdx.x == 0 ? row_shift : 0;",
+        "lane_end[b] = row_length + row_shift - (b * 128 + (int)threadIdx.x) * 8;",
         "if (b < 3 || column < row_length) {",
         "fv_load_lanes<8>(in2 + column, column, row_length, weight2[b]);",
         "fv_copy_async_if<8>(to + at, span + at, at < whole_length);",
         "fv_async_wait<1>();  // this row's copies have landed",
         "const int at = (b * 128 + threadIdx.x) * 8;  // the chunk's first element in the span",
         "if (row_active && (b < 3 || column < row_length)) {",
-        "if ((b >= 1 && b < 3) || (column >= 0 && column + 8 <= row_length)) {  // a chunk wholly in the row",
+        "if ((b > 0 || lane >= lane_begin) && (b < 3 || lane < lane_end[b]))",
         "sums1[0] += v",
-        "} else {  // the row's first or last chunk: its lanes in the row",
-        "if (fv_in_row(column + lane, row_length))",
         "fv_store_lanes<8>(out0 + (row) * inner + (column), column, row_length, v",
         ", (b >= 1 && b < 3));",
         "partial0[b][lane] += v",
@@ -1006,8 +1008,10 @@ START_TEST(odd_backward_rows_compute_on_span_chunks)
         NULL,
     };
     /* the lane tests: the row's two sums only, not the two partials */
-    ck_assert_int_eq(
-        fv_test_count_occurrences(kernel_code(source), "fv_in_row(column + lane, row_length)"), 2);
+    ck_assert_int_eq(fv_test_count_occurrences(kernel_code(source),
+                                               "if ((b > 0 || lane >= lane_begin) && (b < 3 || lane < lane_end[b]))"),
+                     2);
+    ck_assert_int_eq(fv_test_count_occurrences(kernel_code(source), "a chunk wholly in the row"), 0);
     assert_kernel_lines(source, lines, "map_shared_rank");
 }
 END_TEST

@@ -689,6 +689,13 @@ static void plan_norm_on(norm_kind kind, fv_dtype dtype, int64_t rows, int64_t h
     FV_ASSERT_OK(fv_plan_case(planned->c, &planned->device, &planned->plan));
 }
 
+/* Each of `lines` (NULL-terminated) appears in the kernel's source. */
+static void assert_source_has(const fv_kernel_plan *kernel, const char *const *lines)
+{
+    for (; *lines != NULL; lines++)
+        ck_assert_msg(strstr(kernel->source, *lines) != NULL, "missing: %s", *lines);
+}
+
 /* Plans LN bwd 16384 x `hidden` on `target`, multi-wave, into *planned;
  * asserts one kernel and returns it. */
 static const fv_kernel_plan *plan_layer_norm_backward(const sixteen_bit_target *target,
@@ -1960,6 +1967,50 @@ START_TEST(odd_backward_rows_compute_on_span_chunks)
 }
 END_TEST
 
+/* Multi-wave kernels on span chunks test each lane against the thread's
+ * lane window, computed once from the block's shift: step 0 from
+ * lane_begin (thread 0's chunk starts before the row), the steps from
+ * whole_steps on before lane_end[b], and no test or branch on the steps
+ * between (LN bwd bf16 x 4089: 4 steps of 128 x 8, steps 1-2 whole; fp32
+ * x 1987: 4 steps of 128 x 4).  Forward kernels keep the split lane loops
+ * (a whole chunk unmasked, the row's ends lane by lane). */
+START_TEST(multiwave_span_lanes_test_a_lane_window)
+{
+    static const struct {
+        fv_dtype dtype;
+        int64_t hidden;
+        const char *end;   /* lane_end's declaration */
+        const char *test;  /* a lane's test */
+    } shapes[] = {
+        {FV_BF16, 4089, "lane_end[b] = row_length + row_shift - (b * 128 + (int)threadIdx.x) * 8;",
+         "if ((b > 0 || lane >= lane_begin) && (b < 3 || lane < lane_end[b]))"},
+        {FV_F32, 1987, "lane_end[b] = row_length + row_shift - (b * 128 + (int)threadIdx.x) * 4;",
+         "if ((b > 0 || lane >= lane_begin) && (b < 3 || lane < lane_end[b]))"},
+    };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        planned_kernel planned;
+        plan_norm_on(NORM_LAYER_BACKWARD, shapes[s].dtype, 16384, shapes[s].hidden,
+                     FV_APPROACH_AUTO, "H200", &planned);
+        ck_assert_int_eq(planned.plan.kernel_count, 1);
+        const fv_kernel_plan *kernel = &planned.plan.kernels[0];
+        ck_assert_msg(strstr(kernel->params.description, "chunks of the row's aligned span") != NULL,
+                      "%s", kernel->params.description);
+        assert_source_has(kernel, (const char *const[]){
+                                      "const int lane_begin = threadIdx.x == 0 ? row_shift : 0;",
+                                      shapes[s].end, shapes[s].test, NULL});
+        ck_assert_ptr_null(strstr(kernel->source, "// a chunk wholly in the row"));
+        ck_assert_ptr_null(strstr(kernel->source, "fv_in_row(column + lane"));
+        planned_free(&planned);
+    }
+    planned_kernel forward;
+    plan_norm_on(NORM_LAYER_FORWARD, FV_BF16, 16384, 2047, FV_APPROACH_AUTO, "H200", &forward);
+    ck_assert_int_eq(forward.plan.kernel_count, 1);
+    ck_assert_ptr_nonnull(strstr(forward.plan.kernels[0].source, "// a chunk wholly in the row"));
+    ck_assert_ptr_null(strstr(forward.plan.kernels[0].source, "lane_begin"));
+    planned_free(&forward);
+}
+END_TEST
+
 /* 16-bit multi-wave rows that one row slot holds at most (RMS bwd x 22527:
  * two buffers of 44 KiB and the weight) are copied as the 16-byte chunks of
  * their span, not 2 bytes at a time through registers, and read element by
@@ -2526,13 +2577,6 @@ START_TEST(spilling_kernels_unroll_their_row_copies_by_four)
 }
 END_TEST
 
-/* Each of `lines` (NULL-terminated) appears in the kernel's source. */
-static void assert_source_has(const fv_kernel_plan *kernel, const char *const *lines)
-{
-    for (; *lines != NULL; lines++)
-        ck_assert_msg(strstr(kernel->source, *lines) != NULL, "missing: %s", *lines);
-}
-
 /* Asserts that the kernel's source has `lines` (NULL-terminated) in this
  * order. */
 static void assert_source_in_order(const fv_kernel_plan *kernel, const char *const *lines)
@@ -2771,6 +2815,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, odd_rows_copy_aligned_spans);
     tcase_add_test(tcase, odd_forward_rows_compute_on_span_chunks);
     tcase_add_test(tcase, odd_backward_rows_compute_on_span_chunks);
+    tcase_add_test(tcase, multiwave_span_lanes_test_a_lane_window);
     tcase_add_test(tcase, short_span_rows_take_warps);
     tcase_add_test(tcase, odd_fp32_forward_rows_copy_spans_where_they_pay);
     tcase_add_test(tcase, forward_rows_refill_one_slot_for_the_cache);

@@ -78,6 +78,10 @@ typedef struct fv_emitter {
      * or NULL / "": float row outputs pass it to fv_store_lanes as `whole`,
      * so those steps store whole vectors with no lane test. */
     const char *whole_chunk_test;
+    /* With span_lanes, a lane's test against the thread's lane window (set
+     * by the persistent emitter where it declares one), or NULL / "": the
+     * masked lane loops then test it instead of fv_in_row. */
+    const char *lane_window_test;
 } fv_emitter;
 
 /* Index expressions of the element a thread is at. */

@@ -2886,6 +2886,7 @@ typedef struct persistent_emit {
     bool split_end_chunks;      /* on span chunks: lane loops of reductions unmasked on whole */
                                 /* chunks (splits_end_chunks) */
     char whole_chunk_test[48];  /* on span chunks: write_whole_chunk_test's condition, or "" */
+    char lane_window_test[128]; /* on span chunks with a lane window: a lane's test, or "" */
     char group_of_thread[96];   /* warp-specialized: a thread's group (the producer's is */
     char producer_leader[48];   /* the last) and the producer thread that copies the rows */
 } persistent_emit;
@@ -2944,6 +2945,58 @@ static void write_whole_chunk_test(const fv_schedule_params *params, char *test,
         snprintf(test, size, "(b >= 1 && b < %d)", steps);
     else
         test[0] = '\0';
+}
+
+/* True if the lane loops of a kernel on span chunks test each lane against
+ * the thread's lane window (emit_lane_window) instead of splitting the row's
+ * end chunks (splits_end_chunks) or testing fv_in_row: the multi-wave
+ * inner-outer kernels.  A window is loop-invariant (the block's rows share
+ * their shift, or it is computed once per row), so a lane's test is one
+ * comparison on the steps that hold the row's ends and none on the others,
+ * and no branch splits a chunk's lane loops.  H200, N = 16384
+ * (bench/results/h200-2026-11-30.md, session 45): against the split, layer
+ * norm bwd bf16 x 1987-12287 +2.8..+19.1% and RMS norm bwd bf16 -0.3..+5.9%;
+ * against fv_in_row, fp32 -1.0..+2.9%.  The forward kernels moved
+ * -5.6..+4.3% with it (layer norm bf16 x 2047 -5.6%) and keep their forms. */
+static bool uses_lane_window(persistent_kind kind, const fv_schedule_params *params)
+{
+    return span_lanes(params) && kind == KIND_MULTIWAVE;
+}
+
+/* Writes into `test` a lane's test against its lane window (a condition on
+ * `lane` and the batch step `b`): once the batch loop is unrolled, step 0
+ * compares the lane with lane_begin, the steps from whole_steps on with
+ * lane_end[b], and the steps between have no test.  "" without a window. */
+static void write_lane_window_test(persistent_kind kind, const fv_schedule_params *params,
+                                   char *test, size_t size)
+{
+    if (!uses_lane_window(kind, params)) {
+        test[0] = '\0';
+        return;
+    }
+    snprintf(test, size, "(b > 0 || lane >= lane_begin) && (b < %d || lane < lane_end[b])",
+             whole_steps(params));
+}
+
+/* Declares the thread's lane window after row_shift: the lanes of its
+ * chunk in step 0 from lane_begin on (the row starts at lane row_shift of
+ * thread 0's chunk), and those of its chunk in step b before lane_end[b]
+ * (8 or more where the chunk lies within the row's end).  Steps after the
+ * first start within the row, so they need no lane_begin. */
+static void emit_lane_window(persistent_emit *p)
+{
+    fv_emitter *e = &p->e;
+    const fv_schedule_params *params = p->params;
+    if (!uses_lane_window(p->kind, params))
+        return;
+    fv_codegen_line(e, "// The lanes of this thread's chunks that lie in the row: from lane_begin");
+    fv_codegen_line(e, "// on in step 0, before lane_end[b] in step b.");
+    fv_codegen_line(e, "const int lane_begin = threadIdx.x == 0 ? row_shift : 0;");
+    fv_codegen_line(e, "int lane_end[%d];", params->serial);
+    fv_codegen_line(e, "#pragma unroll");
+    fv_codegen_line(e, "for (int b = 0; b < %d; ++b)", params->serial);
+    fv_codegen_line(e, "    lane_end[b] = row_length + row_shift - (b * %d + (int)threadIdx.x) * %d;",
+                    params->block_x, params->vector);
 }
 
 /* True if a kernel on span chunks puts its row constants at the rows' shift,
@@ -3528,6 +3581,7 @@ static fv_status emit_before_rows(persistent_emit *p)
         fv_codegen_line(e, "// of %d blocks, or each row has a block).", params->vector);
         fv_codegen_line(e, "const int row_shift = (int)(((long long)blockIdx.x * inner) & %d);",
                         params->vector - 1);
+        emit_lane_window(p);
     }
     for (int i = 0; i < p->buffers.count; i++) {
         if (!buffer_in_shared(params, i))
@@ -3725,9 +3779,11 @@ static void emit_row_start(persistent_emit *p)
     e->out = &p->row_start;
     int slots = row_slots(params);
     bool any_shared = false;
-    if (span_lanes(params) && !shift_per_block(p))
+    if (span_lanes(params) && !shift_per_block(p)) {
         fv_codegen_line(e, "const int row_shift = (int)((safe_row * inner) & %d);  // the row's first element in its chunk",
                         params->vector - 1);
+        emit_lane_window(p);
+    }
     for (int32_t i = 0; i < fusion->input_count; i++) {
         int32_t v = fusion->inputs[i];
         if (!is_row_input(p->view, v) || stat_in_shared(p, v))
@@ -4099,7 +4155,8 @@ static void emit_row_prologue(persistent_emit *p)
 }
 
 /* True if the kernel's lane loops that fold lanes into a reduction are
- * emitted twice on span chunks (span_lanes): with no mask for a chunk wholly
+ * emitted twice on span chunks (span_lanes), where no lane window is used
+ * (uses_lane_window: not in multi-wave kernels): with no mask for a chunk wholly
  * in the row (every chunk but the row's first and last), then for those two
  * with each lane tested (fv_in_row).  Taken for 8-lane (16-bit) chunks and
  * kernels that call a math function along the row: there a test on every
@@ -4152,8 +4209,11 @@ static void close_chunk_branches(fv_emitter *e)
  * or `whole` (a write_whole_chunk_test condition, or "") holds. */
 static void open_lane_test(fv_emitter *e, const char *whole)
 {
-    fv_codegen_line(e, "if (%s%sfv_in_row(column + lane, %s))", whole,
-                    whole[0] != '\0' ? " || " : "", e->row_length);
+    if (e->lane_window_test != NULL && e->lane_window_test[0] != '\0')
+        fv_codegen_line(e, "if (%s)", e->lane_window_test);
+    else
+        fv_codegen_line(e, "if (%s%sfv_in_row(column + lane, %s))", whole,
+                        whole[0] != '\0' ? " || " : "", e->row_length);
     e->indent += 4;
 }
 
@@ -5085,6 +5145,10 @@ static fv_status emit_sections(persistent_emit *p)
     write_whole_chunk_test(p->params, p->whole_chunk_test, sizeof p->whole_chunk_test);
     p->e.whole_chunk_test = p->whole_chunk_test;
     p->split_end_chunks = splits_end_chunks(p->view, p->params);
+    write_lane_window_test(p->kind, p->params, p->lane_window_test, sizeof p->lane_window_test);
+    p->e.lane_window_test = p->lane_window_test;
+    if (p->lane_window_test[0] != '\0')
+        p->split_end_chunks = false;  /* one lane loop per chunk, tested on the window */
     p->grouped = grouped_step(p);
     if (p->params->extra[EXTRA_HELD_VALUES] != 0 && !warp_specialized(p->kind))
         p->held_count = recomputed_values(p->view, &p->analysis, p->held);
