@@ -1970,31 +1970,39 @@ END_TEST
 /* Multi-wave kernels on span chunks test each lane against the thread's
  * lane window, computed once from the block's shift: step 0 from
  * lane_begin (thread 0's chunk starts before the row), the steps from
- * whole_steps on before lane_end[b], and no test or branch on the steps
- * between (LN bwd bf16 x 4089: 4 steps of 128 x 8, steps 1-2 whole; fp32
- * x 1987: 4 steps of 128 x 4).  Forward kernels keep the split lane loops
- * (a whole chunk unmasked, the row's ends lane by lane). */
+ * whole_steps (W) on before lane_end[b], and no test or branch on the steps
+ * between.  LN bwd bf16 16384 x 4089: 4 steps of 128 x 8, W = 3 (steps 1-2
+ * whole); fp32 x 1987: 4 steps of 128 x 4, W = 3; RMS bwd bf16 2049 x 2047:
+ * 3 steps of 128 x 8, W = 1 (no whole step after step 0).  Forward kernels
+ * keep the split lane loops (a whole chunk unmasked, the row's ends lane by
+ * lane). */
 START_TEST(multiwave_span_lanes_test_a_lane_window)
 {
     static const struct {
+        norm_kind kind;
         fv_dtype dtype;
-        int64_t hidden;
+        int64_t rows, hidden;
         const char *end;   /* lane_end's declaration */
         const char *test;  /* a lane's test */
     } shapes[] = {
-        {FV_BF16, 4089, "lane_end[b] = row_length + row_shift - (b * 128 + (int)threadIdx.x) * 8;",
+        {NORM_LAYER_BACKWARD, FV_BF16, 16384, 4089,
+         "lane_end[b] = row_length + row_shift - (b * 128 + (int)threadIdx.x) * 8;",
          "if ((b > 0 || lane >= lane_begin) && (b < 3 || lane < lane_end[b]))"},
-        {FV_F32, 1987, "lane_end[b] = row_length + row_shift - (b * 128 + (int)threadIdx.x) * 4;",
+        {NORM_LAYER_BACKWARD, FV_F32, 16384, 1987,
+         "lane_end[b] = row_length + row_shift - (b * 128 + (int)threadIdx.x) * 4;",
          "if ((b > 0 || lane >= lane_begin) && (b < 3 || lane < lane_end[b]))"},
+        {NORM_RMS_BACKWARD, FV_BF16, 2049, 2047,
+         "lane_end[b] = row_length + row_shift - (b * 128 + (int)threadIdx.x) * 8;",
+         "if ((b > 0 || lane >= lane_begin) && (b < 1 || lane < lane_end[b]))"},
     };
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         planned_kernel planned;
-        plan_norm_on(NORM_LAYER_BACKWARD, shapes[s].dtype, 16384, shapes[s].hidden,
+        plan_norm_on(shapes[s].kind, shapes[s].dtype, shapes[s].rows, shapes[s].hidden,
                      FV_APPROACH_AUTO, "H200", &planned);
         ck_assert_int_eq(planned.plan.kernel_count, 1);
         const fv_kernel_plan *kernel = &planned.plan.kernels[0];
         ck_assert_msg(strstr(kernel->params.description, "chunks of the row's aligned span") != NULL,
-                      "%s", kernel->params.description);
+                      "shape %zu: %s", s, kernel->params.description);
         assert_source_has(kernel, (const char *const[]){
                                       "const int lane_begin = threadIdx.x == 0 ? row_shift : 0;",
                                       shapes[s].end, shapes[s].test, NULL});

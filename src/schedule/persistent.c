@@ -2952,7 +2952,8 @@ static void write_whole_chunk_test(const fv_schedule_params *params, char *test,
  * end chunks (splits_end_chunks) or testing fv_in_row: the multi-wave
  * inner-outer kernels.  A window is loop-invariant (the block's rows share
  * their shift, or it is computed once per row), so a lane's test is one
- * comparison on the steps that hold the row's ends and none on the others,
+ * comparison on the steps that hold the row's ends (two where one step
+ * holds both: no whole steps) and none on the others,
  * and no branch splits a chunk's lane loops.  H200, N = 16384
  * (bench/results/h200-2026-11-30.md, session 45): against the split, layer
  * norm bwd bf16 x 1987-12287 +2.8..+19.1% and RMS norm bwd bf16 -0.3..+5.9%;
@@ -2981,8 +2982,8 @@ static void write_lane_window_test(persistent_kind kind, const fv_schedule_param
 /* Declares the thread's lane window after row_shift: the lanes of its
  * chunk in step 0 from lane_begin on (the row starts at lane row_shift of
  * thread 0's chunk), and those of its chunk in step b before lane_end[b]
- * (8 or more where the chunk lies within the row's end).  Steps after the
- * first start within the row, so they need no lane_begin. */
+ * (the chunk's elements or more where the chunk ends within the row).
+ * Steps after the first start within the row, so they need no lane_begin. */
 static void emit_lane_window(persistent_emit *p)
 {
     fv_emitter *e = &p->e;
@@ -4155,17 +4156,18 @@ static void emit_row_prologue(persistent_emit *p)
 }
 
 /* True if the kernel's lane loops that fold lanes into a reduction are
- * emitted twice on span chunks (span_lanes), where no lane window is used
- * (uses_lane_window: not in multi-wave kernels): with no mask for a chunk wholly
+ * emitted twice on span chunks (span_lanes) of a kind that tests no lane
+ * window (uses_lane_window: multi-wave kernels do): with no mask for a chunk wholly
  * in the row (every chunk but the row's first and last), then for those two
  * with each lane tested (fv_in_row).  Taken for 8-lane (16-bit) chunks and
  * kernels that call a math function along the row: there a test on every
  * lane took issue slots (H200, N = 16384, H = 1987-20481: softmax bf16
  * +5.6..+13.3% and fp32 +0.8..+6.8%, layer and RMS norm bf16 -1.9..+20.4%),
  * while layer and RMS norm on 4-lane fp32 chunks moved -6.1..+0.2%. */
-static bool splits_end_chunks(const fv_segment_view *view, const fv_schedule_params *params)
+static bool splits_end_chunks(const fv_segment_view *view, persistent_kind kind,
+                              const fv_schedule_params *params)
 {
-    if (!span_lanes(params))
+    if (!span_lanes(params) || uses_lane_window(kind, params))
         return false;
     if (params->vector >= 8)
         return true;
@@ -4205,8 +4207,11 @@ static void close_chunk_branches(fv_emitter *e)
     fv_codegen_line(e, "}");
 }
 
-/* Opens the test of a masked lane loop's body: the lane lies in the row,
- * or `whole` (a write_whole_chunk_test condition, or "") holds. */
+/* Opens the test of a masked lane loop's body: with a lane window
+ * (e->lane_window_test), the lane lies in the thread's window, which covers
+ * the whole steps itself (`whole` is not read); otherwise the lane lies in
+ * the row (fv_in_row) or `whole` (a write_whole_chunk_test condition, or "")
+ * holds. */
 static void open_lane_test(fv_emitter *e, const char *whole)
 {
     if (e->lane_window_test != NULL && e->lane_window_test[0] != '\0')
@@ -5144,11 +5149,9 @@ static fv_status emit_sections(persistent_emit *p)
         p->e.row_length = "row_length";
     write_whole_chunk_test(p->params, p->whole_chunk_test, sizeof p->whole_chunk_test);
     p->e.whole_chunk_test = p->whole_chunk_test;
-    p->split_end_chunks = splits_end_chunks(p->view, p->params);
+    p->split_end_chunks = splits_end_chunks(p->view, p->kind, p->params);
     write_lane_window_test(p->kind, p->params, p->lane_window_test, sizeof p->lane_window_test);
     p->e.lane_window_test = p->lane_window_test;
-    if (p->lane_window_test[0] != '\0')
-        p->split_end_chunks = false;  /* one lane loop per chunk, tested on the window */
     p->grouped = grouped_step(p);
     if (p->params->extra[EXTRA_HELD_VALUES] != 0 && !warp_specialized(p->kind))
         p->held_count = recomputed_values(p->view, &p->analysis, p->held);
