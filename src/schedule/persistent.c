@@ -2951,10 +2951,10 @@ static void write_whole_chunk_test(const fv_schedule_params *params, char *test,
  * the thread's lane window (emit_lane_window) instead of splitting the row's
  * end chunks (splits_end_chunks) or testing fv_in_row: the multi-wave
  * inner-outer kernels.  A window is loop-invariant (the block's rows share
- * their shift, or it is computed once per row), so a lane's test is one
- * comparison on the steps that hold the row's ends (two where one step
- * holds both: no whole steps) and none on the others,
- * and no branch splits a chunk's lane loops.  H200, N = 16384
+ * their shift; where each row had its own, emit_row_start would compute it
+ * once per row), so a lane's test is one comparison on the steps that hold
+ * the row's ends (two where one step holds both: no whole steps), none on
+ * the others, and no branch splits a chunk's lane loops.  H200, N = 16384
  * (bench/results/h200-2026-11-30.md, session 45): against the split, layer
  * norm bwd bf16 x 1987-12287 +2.8..+19.1% and RMS norm bwd bf16 -0.3..+5.9%;
  * against fv_in_row, fp32 -1.0..+2.9%.  The forward kernels moved
