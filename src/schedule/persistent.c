@@ -2947,59 +2947,6 @@ static void write_whole_chunk_test(const fv_schedule_params *params, char *test,
         test[0] = '\0';
 }
 
-/* True if the lane loops of a kernel on span chunks test each lane against
- * the thread's lane window (emit_lane_window) instead of splitting the row's
- * end chunks (splits_end_chunks) or testing fv_in_row: the multi-wave
- * inner-outer kernels.  A window is loop-invariant (the block's rows share
- * their shift; where each row had its own, emit_row_start would compute it
- * once per row), so a lane's test is one comparison on the steps that hold
- * the row's ends (two where one step holds both: no whole steps), none on
- * the others, and no branch splits a chunk's lane loops.  H200, N = 16384
- * (bench/results/h200-2026-11-30.md, session 45): against the split, layer
- * norm bwd bf16 x 1987-12287 +2.8..+19.1% and RMS norm bwd bf16 -0.3..+5.9%;
- * against fv_in_row, fp32 -1.0..+2.9%.  The forward kernels moved
- * -5.6..+4.3% with it (layer norm bf16 x 2047 -5.6%) and keep their forms. */
-static bool uses_lane_window(persistent_kind kind, const fv_schedule_params *params)
-{
-    return span_lanes(params) && kind == KIND_MULTIWAVE;
-}
-
-/* Writes into `test` a lane's test against its lane window (a condition on
- * `lane` and the batch step `b`): once the batch loop is unrolled, step 0
- * compares the lane with lane_begin, the steps from whole_steps on with
- * lane_end[b], and the steps between have no test.  "" without a window. */
-static void write_lane_window_test(persistent_kind kind, const fv_schedule_params *params,
-                                   char *test, size_t size)
-{
-    if (!uses_lane_window(kind, params)) {
-        test[0] = '\0';
-        return;
-    }
-    snprintf(test, size, "(b > 0 || lane >= lane_begin) && (b < %d || lane < lane_end[b])",
-             whole_steps(params));
-}
-
-/* Declares the thread's lane window after row_shift: the lanes of its
- * chunk in step 0 from lane_begin on (the row starts at lane row_shift of
- * thread 0's chunk), and those of its chunk in step b before lane_end[b]
- * (the chunk's elements or more where the chunk ends within the row).
- * Steps after the first start within the row, so they need no lane_begin. */
-static void emit_lane_window(persistent_emit *p)
-{
-    fv_emitter *e = &p->e;
-    const fv_schedule_params *params = p->params;
-    if (!uses_lane_window(p->kind, params))
-        return;
-    fv_codegen_line(e, "// The lanes of this thread's chunks that lie in the row: from lane_begin");
-    fv_codegen_line(e, "// on in step 0, before lane_end[b] in step b.");
-    fv_codegen_line(e, "const int lane_begin = threadIdx.x == 0 ? row_shift : 0;");
-    fv_codegen_line(e, "int lane_end[%d];", params->serial);
-    fv_codegen_line(e, "#pragma unroll");
-    fv_codegen_line(e, "for (int b = 0; b < %d; ++b)", params->serial);
-    fv_codegen_line(e, "    lane_end[b] = row_length + row_shift - (b * %d + (int)threadIdx.x) * %d;",
-                    params->block_x, params->vector);
-}
-
 /* True if a kernel on span chunks puts its row constants at the rows' shift,
  * the same for every row of the block (constants_at_row_shift); else each
  * row has its own. */
@@ -3013,6 +2960,62 @@ static bool shift_per_block_of(const fv_schedule_params *params, const buffered_
 static bool shift_per_block(const persistent_emit *p)
 {
     return shift_per_block_of(p->params, &p->buffers);
+}
+
+/* True if the lane loops of a kernel on span chunks test each lane against
+ * the thread's lane window (emit_lane_window) instead of splitting the row's
+ * end chunks (splits_end_chunks) or testing fv_in_row: the multi-wave
+ * inner-outer kernels, whose block's rows share their shift (every such
+ * kernel on span chunks puts its row constants there), so the window is
+ * computed once, after row_shift.  A lane's test is then one comparison on
+ * the steps that hold the row's ends (two where one step holds both: no
+ * whole steps), none on the others, and no branch splits a chunk's lane
+ * loops.  H200, N = 16384 (bench/results/h200-2026-11-30.md, session 45):
+ * against the split, layer norm bwd bf16 x 1987-12287 +2.8..+19.1% and RMS
+ * norm bwd bf16 -0.3..+5.9%; against fv_in_row, fp32 -1.0..+2.9%.  The
+ * forward kernels moved -5.6..+4.3% with it (layer norm bf16 x 2047 -5.6%)
+ * and keep their forms. */
+static bool uses_lane_window(const persistent_emit *p)
+{
+    return span_lanes(p->params) && p->kind == KIND_MULTIWAVE && shift_per_block(p);
+}
+
+/* Writes into p->lane_window_test a lane's test against its lane window (a
+ * condition on `lane` and the batch step `b`): once the batch loop is
+ * unrolled, step 0 compares the lane with lane_begin, the steps from
+ * whole_steps on with lane_end[b], and the steps between have no test.  ""
+ * without a window. */
+static void write_lane_window_test(persistent_emit *p)
+{
+    if (!uses_lane_window(p)) {
+        p->lane_window_test[0] = '\0';
+        return;
+    }
+    snprintf(p->lane_window_test, sizeof p->lane_window_test,
+             "(b > 0 || lane >= lane_begin) && (b < %d || lane < lane_end[b])",
+             whole_steps(p->params));
+}
+
+/* Declares the thread's lane window after row_shift, where the kernel tests
+ * one (p->lane_window_test): the lanes of its chunk in step 0 from
+ * lane_begin on (the row starts at lane row_shift of thread 0's chunk), and
+ * those of its chunk in step b before lane_end[b] (the chunk's elements or
+ * more where the chunk ends within the row).  Steps after the first start
+ * within the row, so they need no lane_begin. */
+static void emit_lane_window(persistent_emit *p)
+{
+    fv_emitter *e = &p->e;
+    const fv_schedule_params *params = p->params;
+    if (p->lane_window_test[0] == '\0')
+        return;
+    fv_codegen_line(e, "// The lanes of this thread's chunks that lie in the row: from lane_begin");
+    fv_codegen_line(e, "// on in step 0, before lane_end[b] in step b.");
+    fv_codegen_line(e, "const int lane_begin = threadIdx.x == 0 ? row_shift : 0;");
+    fv_codegen_line(e, "int lane_end[%d];", params->serial);
+    fv_codegen_line(e, "#pragma unroll");
+    fv_codegen_line(e, "for (int b = 0; b < %d; ++b)", params->serial);
+    fv_codegen_line(e, "    lane_end[b] = row_length + row_shift - (b * %d + (int)threadIdx.x) * %d;",
+                    params->block_x, params->vector);
 }
 
 /* How the kernel indexes its shared row buffers and cache: by the column,
@@ -3780,11 +3783,9 @@ static void emit_row_start(persistent_emit *p)
     e->out = &p->row_start;
     int slots = row_slots(params);
     bool any_shared = false;
-    if (span_lanes(params) && !shift_per_block(p)) {
+    if (span_lanes(params) && !shift_per_block(p))
         fv_codegen_line(e, "const int row_shift = (int)((safe_row * inner) & %d);  // the row's first element in its chunk",
                         params->vector - 1);
-        emit_lane_window(p);
-    }
     for (int32_t i = 0; i < fusion->input_count; i++) {
         int32_t v = fusion->inputs[i];
         if (!is_row_input(p->view, v) || stat_in_shared(p, v))
@@ -4164,10 +4165,11 @@ static void emit_row_prologue(persistent_emit *p)
  * lane took issue slots (H200, N = 16384, H = 1987-20481: softmax bf16
  * +5.6..+13.3% and fp32 +0.8..+6.8%, layer and RMS norm bf16 -1.9..+20.4%),
  * while layer and RMS norm on 4-lane fp32 chunks moved -6.1..+0.2%. */
-static bool splits_end_chunks(const fv_segment_view *view, persistent_kind kind,
-                              const fv_schedule_params *params)
+static bool splits_end_chunks(const persistent_emit *p)
 {
-    if (!span_lanes(params) || uses_lane_window(kind, params))
+    const fv_segment_view *view = p->view;
+    const fv_schedule_params *params = p->params;
+    if (!span_lanes(params) || uses_lane_window(p))
         return false;
     if (params->vector >= 8)
         return true;
@@ -5149,8 +5151,8 @@ static fv_status emit_sections(persistent_emit *p)
         p->e.row_length = "row_length";
     write_whole_chunk_test(p->params, p->whole_chunk_test, sizeof p->whole_chunk_test);
     p->e.whole_chunk_test = p->whole_chunk_test;
-    p->split_end_chunks = splits_end_chunks(p->view, p->kind, p->params);
-    write_lane_window_test(p->kind, p->params, p->lane_window_test, sizeof p->lane_window_test);
+    p->split_end_chunks = splits_end_chunks(p);
+    write_lane_window_test(p);
     p->e.lane_window_test = p->lane_window_test;
     p->grouped = grouped_step(p);
     if (p->params->extra[EXTRA_HELD_VALUES] != 0 && !warp_specialized(p->kind))

@@ -16,8 +16,7 @@ enum {
     WARP_REGISTER_UNIT = 256,
 };
 
-static int64_t round_up(int64_t value, int64_t unit) { return (value + unit - 1) / unit * unit; }
-
+static int64_t round_up(int64_t value, int64_t unit) { return fv_family_ceil_div(value, unit) * unit; }
 
 int fv_sched_ws_registers_for(const fv_sched_ws_problem *problem, int64_t bytes, int bdimx)
 {
