@@ -664,6 +664,70 @@ START_TEST(warp_specialized_stage_in_registers)
 }
 END_TEST
 
+/* Layer norm's warp-specialized kernels over 16-bit rows load mean and
+ * invstd a step ahead, before the group waits for the step's rows: with
+ * several rows per step (LN bwd bf16 2048: 4) lane k of each warp holds
+ * row k % 4 and each row reads it with a shuffle; with one (LN bwd fp16
+ * 4096) every lane holds it.  RMS norm (one inner reduction) and fp32 rows
+ * keep the load in each row's prologue. */
+START_TEST(warp_specialized_row_statistics_a_step_ahead)
+{
+    static const fv_scheduler *const ws_families[] = {
+        &fv_sched_inner_outer_ws, &fv_sched_inner_persistent, &fv_sched_pointwise,
+        &fv_sched_inner_reduction, &fv_sched_outer_reduction, NULL,
+    };
+    char *source = generate_one(ws_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 2048,
+                                "inner_outer_ws");
+    static const char *const grouped[] = {
+        "fv_claim_registers<224>();",
+        "const int step_lane = (int)(threadIdx.x % 32) % 4;",
+        "const long long step_rows = (long long)gridDim.x * 2 * 4;  // rows a step of the grid takes",
+        "long long next_row = ((long long)blockIdx.x * 2 + group) * 4 + step_lane;",
+        "float step_next3 = fv_to_float(in3[next_row < outer ? next_row : 0]);",
+        "float step_next4 = fv_to_float(in4[next_row < outer ? next_row : 0]);",
+        "for (long long step = 0;; ++step) {",
+        "next_row += step_rows;",
+        "const float step_value3 = step_next3;  // ",
+        "step_next3 = fv_to_float(in3[next_row < outer ? next_row : 0]);",
+        "const float step_value4 = step_next4;  // ",
+        "fv_barrier_wait(&full_barriers[stage]",
+        "for (int u = 0; u < 4; ++u) {",
+        "const float v3 = fv_to_float(__shfl_sync(0xffffffffu, step_value3, u));",
+        "fv_group_sum<128, 8>(step_sums1, group_scratch, 1 + group);",
+        "for (int u = 0; u < 4; ++u) {",
+        "const float v4 = fv_to_float(__shfl_sync(0xffffffffu, step_value4, u));",
+        NULL,
+    };
+    assert_kernel_lines(source, grouped, "in3[safe_row]");
+
+    source = generate_one(ws_families, NORM_LAYER_BACKWARD, FV_F16, 16384, 4096,
+                          "inner_outer_ws");
+    static const char *const one_row[] = {
+        "long long next_row = ((long long)blockIdx.x * 2 + group) * 1;",
+        "const float step_value3 = step_next3;  // ",
+        "fv_barrier_wait(&full_barriers[stage]",
+        "const float v3 = fv_to_float(step_value3);",
+        NULL,
+    };
+    assert_kernel_lines(source, one_row, "step_lane");
+
+    static const struct {
+        norm_kind kind;
+        fv_dtype dtype;
+    } in_prologue[] = {{NORM_RMS_BACKWARD, FV_BF16}, {NORM_LAYER_BACKWARD, FV_F32}};
+    for (size_t i = 0; i < sizeof in_prologue / sizeof in_prologue[0]; i++) {
+        source = generate_one(ws_families, in_prologue[i].kind, in_prologue[i].dtype, 16384, 4096,
+                              "inner_outer_ws");
+        static const char *const prologue[] = {
+            "fv_barrier_wait(&full_barriers[stage]",
+            "[safe_row]);",
+            NULL,
+        };
+        assert_kernel_lines(source, prologue, "step_next");
+    }
+}
+END_TEST
+
 /* The TMA inner persistent kernel (seed 003): the same producer and
  * compute groups, but no partials, no grid sync and no second stage. */
 START_TEST(tma_inner_persistent_kernel_structure)
@@ -1227,6 +1291,7 @@ static Suite *codegen_suite(void)
     tcase_add_test(tcase, first_rows_overlap_the_row_constants);
     tcase_add_test(tcase, warp_specialized_kernel_structure);
     tcase_add_test(tcase, warp_specialized_stage_in_registers);
+    tcase_add_test(tcase, warp_specialized_row_statistics_a_step_ahead);
     tcase_add_test(tcase, tma_inner_persistent_kernel_structure);
     tcase_add_test(tcase, tma_inner_groups_chained_reductions);
     tcase_add_test(tcase, division_by_a_row_value_is_a_reciprocal_multiply);

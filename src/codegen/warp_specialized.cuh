@@ -78,11 +78,13 @@ extern "C" __global__ void __launch_bounds__(@THREADS@, 1) @KERNEL_NAME@(
         fv_claim_registers<@START_REGISTERS@>();  // back to the launch share for stage 2
     } else {
         fv_claim_registers<@COMPUTE_REGISTERS@>();
+        @STEP_VALUES_AHEAD@
         for (long long step = 0;; ++step) {
             const long long first_row = ((step * gridDim.x + blockIdx.x) * @GROUPS@ + group) * @UNROLL@;
             if (first_row >= outer)
                 break;
             const int stage = (int)(step % @SLOTS@) * @GROUPS@ + group;
+            @STEP_VALUES@
             fv_barrier_wait(&full_barriers[stage], (unsigned)(step / @SLOTS@) & 1u);
             @LOAD_STEP@
             @GROUPED_ROWS@

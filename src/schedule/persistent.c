@@ -2515,6 +2515,39 @@ static bool ws_row_floats_fit(const fv_sched_ws_problem *problem, const buffered
     return floats + step_entries + WS_ROW_FLOATS_MARGIN <= registers;
 }
 
+/* True if row statistic `value` (an input along the rows only, such as
+ * mean or invstd) can be loaded a step ahead in a warp-specialized kernel
+ * (emit_ws_step_values): a float type of 4 bytes or less. */
+static bool ws_step_value(const fv_segment_view *view, int32_t value)
+{
+    fv_dtype dtype = view->fusion->values[value].dtype;
+    return is_row_input(view, value) && fv_dtype_is_float(dtype) && dtype != FV_F64;
+}
+
+/* True if a warp-specialized kernel loads its row statistics a step ahead
+ * (emit_ws_step_values): it has some (ws_step_value), two or more inner
+ * reductions (layer norm's backward and the like) and 16-bit rows.  Their
+ * compute groups work twice as long per byte as fp32 rows or one reduction
+ * ask, so the other group does not hide the load that follows each full
+ * barrier.  On an H200 it made LN bwd bf16 16384 x 2048-12288 2-18%
+ * faster, while RMS norm and the fp32 kernels, where the load was already
+ * hidden, ran 0.3-3.7% slower (bench/results/h200-2026-11-30.md, session
+ * 46). */
+static bool ws_stats_ahead(const fv_segment_view *view, const buffered_inputs *buffers,
+                           int inner_reductions)
+{
+    if (inner_reductions < 2 || buffers->count == 0)
+        return false;
+    for (int i = 0; i < buffers->count; i++)
+        if (buffers->element_bytes[i] != 2)
+            return false;
+    const fv_fusion *fusion = view->fusion;
+    for (int32_t i = 0; i < fusion->input_count; i++)
+        if (ws_step_value(view, fusion->inputs[i]))
+            return true;
+    return false;
+}
+
 /* True if every buffered input of the segment is fp16. */
 static bool all_buffers_fp16(const fv_segment_view *view, const buffered_inputs *buffers)
 {
@@ -2666,7 +2699,7 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
     snprintf(params->description, sizeof params->description,
              "warp-specialized inner-outer persistent (TMA): %d compute group%s of %d threads "
              "and a producer warp group of %d threads (%s), %d rows per step, %d stages of 1-D bulk copies%s, batch %d "
-             "of %d-element vectors, weight in %s, one block per SM (%d blocks), %s; heuristic "
+             "of %d-element vectors, weight in %s%s, one block per SM (%d blocks), %s; heuristic "
              "pass %c, %d registers needed of nvFuser's %d per compute thread%s%s%s",
              groups, groups > 1 ? "s" : "", ws.bdimx, WS_PRODUCER_THREADS,
              ws_producer_on_x(ws.bdimx) ? "beside them on x" : "a row of its own",
@@ -2676,7 +2709,11 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
              : ws.regs_cached ? " (no room to hold a step's rows in registers as float, and only fp16 rows are held in their own type: the stage is released after them)"
                               : "",
              layout.batch, problem.vector,
-             ws.gmem_to_regs ? "registers" : "shared memory", grid, registers, ws.pass,
+             ws.gmem_to_regs ? "registers" : "shared memory",
+             ws_stats_ahead(view, &buffers, problem.inner_reductions)
+                 ? ", row statistics loaded a step ahead"
+                 : "",
+             grid, registers, ws.pass,
              ws.registers_needed, ws.compute_registers,
              ws.register_sharing ? " with register sharing" : "",
              ws.good ? "" : "; forced although not good: ", ws.good ? "" : ws.why_not_good);
@@ -2876,6 +2913,8 @@ typedef struct persistent_emit {
     int held_count;                /* as float in registers (held<value>[batch][vector]) */
     bool grouped;               /* grouped_step: a step's rows share each pass's group reductions */
     fv_text grouped_rows;       /* grouped: the reduction passes over the step's rows */
+    fv_text step_values_ahead;  /* warp-specialized: the first step's row statistics, and */
+    fv_text step_values;        /* at each step, this step's and the next step's */
     fv_text accumulate, group_sum; /* grouped: a pass's row accumulation, its group reductions */
     int scratch_per_row;        /* floats of reduction scratch per row of the block */
     fv_text cluster_setup;      /* multi-wave in clusters: the block's place in its cluster */
@@ -3966,6 +4005,68 @@ static fv_status emit_ws_before_rows(persistent_emit *p)
                                  (int)v, params->vector, params->vector, (int)v, (int)v));
     }
     return FV_OK;
+}
+
+/* Warp-specialized where ws_stats_ahead says so: each row statistic is
+ * loaded into registers a step ahead, before the compute group waits for
+ * the step's rows, so that its load overlaps the step before instead of
+ * following the full barrier (where the group has nothing else in flight;
+ * elsewhere each row's prologue reads it from device memory).  Lane
+ * k of each warp holds row k % unroll of the step, and each row reads its
+ * value from that lane with a warp shuffle (the rows' loops run in step
+ * across the group); with one row per step every lane holds it.  Fills
+ * p->step_values_ahead (the first step's loads, in the compute branch
+ * before its loop) and p->step_values (at each step), and points the row
+ * prologue's reads at them. */
+static fv_status emit_ws_step_values(persistent_emit *p)
+{
+    const fv_schedule_params *params = p->params;
+    const fv_fusion *fusion = p->view->fusion;
+    fv_emitter *e = &p->e;
+    int unroll = params->extra[EXTRA_WS_UNROLL];
+    if (!ws_stats_ahead(p->view, &p->buffers, p->analysis.inner_count) || unroll > 32)
+        return FV_OK;
+    const char *lane = unroll > 1 ? " + step_lane" : "";
+    e->out = &p->step_values_ahead;
+    if (unroll > 1)
+        fv_codegen_line(e, "// row statistics: each step's, loaded one step ahead (lane k of each warp holds the step's row k %% %d)",
+                        unroll);
+    else
+        fv_codegen_line(e, "// row statistics: each step's, loaded one step ahead");
+    if (unroll > 1)
+        fv_codegen_line(e, "const int step_lane = (int)(threadIdx.x %% 32) %% %d;", unroll);
+    fv_codegen_line(e, "const long long step_rows = (long long)gridDim.x * %d * %d;  // rows a step of the grid takes",
+                    params->block_y, unroll);
+    fv_codegen_line(e, "long long next_row = ((long long)blockIdx.x * %d + group) * %d%s;",
+                    params->block_y, unroll, lane);
+    for (int32_t i = 0; i < fusion->input_count; i++) {
+        int32_t v = fusion->inputs[i];
+        if (!ws_step_value(p->view, v))
+            continue;
+        fv_codegen_line(e, "float step_next%d = fv_to_float(in%d[next_row < outer ? next_row : 0]);",
+                        (int)v, fv_codegen_input_position(fusion, v));
+    }
+    e->out = &p->step_values;
+    fv_codegen_line(e, "next_row += step_rows;");
+    for (int32_t i = 0; i < fusion->input_count; i++) {
+        int32_t v = fusion->inputs[i];
+        if (!ws_step_value(p->view, v))
+            continue;
+        char label[40];
+        fv_ir_value_label(fusion, v, label);
+        fv_codegen_line(e, "const float step_value%d = step_next%d;  // %s, this step's", (int)v,
+                        (int)v, label);
+        fv_codegen_line(e, "step_next%d = fv_to_float(in%d[next_row < outer ? next_row : 0]);",
+                        (int)v, fv_codegen_input_position(fusion, v));
+        char source[64];
+        if (unroll > 1)
+            snprintf(source, sizeof source, "__shfl_sync(0xffffffffu, step_value%d, u)", (int)v);
+        else
+            snprintf(source, sizeof source, "step_value%d", (int)v);
+        FV_TRY(set_stat_line(p, v, source));
+    }
+    FV_TRY(fv_text_status(&p->step_values_ahead));
+    return fv_text_status(&p->step_values);
 }
 
 /* Warp-specialized, the producer: the bulk copies of row `fetch_row` into
@@ -5059,7 +5160,8 @@ static void free_emit(persistent_emit *p)
     fv_text *texts[] = {&p->before_rows, &p->row_start, &p->fetch, &p->prologue, &p->load,
                         &p->stages, &p->epilogue, &p->partials, &p->write_partials,
                         &p->stage_two, &p->parameters, &p->cluster_setup, &p->accumulate,
-                        &p->group_sum, &p->grouped_rows};
+                        &p->group_sum, &p->grouped_rows, &p->step_values_ahead,
+                        &p->step_values};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
         fv_text_free(texts[i]);
 }
@@ -5163,6 +5265,7 @@ static fv_status emit_sections(persistent_emit *p)
     FV_TRY(fv_text_status(&p->cluster_setup));
     if (warp_specialized(p->kind)) {
         FV_TRY(emit_ws_before_rows(p));
+        FV_TRY(emit_ws_step_values(p));
         emit_ws_fetch(p);
         emit_ws_row_start(p);
         emit_ws_load_step(p);
@@ -5275,6 +5378,8 @@ static void fill_warp_specialized(skeleton_fill *fill, const persistent_emit *p)
     fill_text(fill, "FETCH_ROW", fv_text_str(&p->fetch));
     fill_text(fill, "STAGES_CODE", fv_text_str(&p->stages));
     fill_text(fill, "LOAD_STEP", fv_text_str(&p->load));
+    fill_text(fill, "STEP_VALUES_AHEAD", fv_text_str(&p->step_values_ahead));
+    fill_text(fill, "STEP_VALUES", fv_text_str(&p->step_values));
     fill_text(fill, "GROUPED_ROWS", fv_text_str(&p->grouped_rows));
     fill_text(fill, "ROWS_PRAGMA", rows_pragma(params));
     fill_text(fill, "STAGE_RELEASE", stage_release(params));
