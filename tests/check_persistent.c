@@ -231,6 +231,9 @@ START_TEST(seed_000_on_b200_is_warp_specialized)
     ck_assert_msg(strstr(chosen.params.description, "4 rows per step, 4 stages") != NULL, "%s",
                   chosen.params.description);
     ck_assert_ptr_nonnull(strstr(chosen.params.description, "weight in registers"));
+    /* layer norm over 16-bit rows: mean and rstd a step ahead (ws_stats_ahead) */
+    ck_assert_ptr_nonnull(
+        strstr(chosen.params.description, "weight in registers, row statistics loaded a step ahead"));
     /* x and dy: 4 stages x 4 rows of 2048 bf16 each */
     ck_assert_int_eq(chosen.launch.dynamic_shared_bytes, 2 * 4 * 4 * 2048 * 2);
     ck_assert_int_eq(chosen.launch.workspace_bytes, 2LL * 148 * 2 * 2048 * 4);
