@@ -665,11 +665,15 @@ START_TEST(warp_specialized_stage_in_registers)
 END_TEST
 
 /* Layer norm's warp-specialized kernels over 16-bit rows load mean and
- * invstd a step ahead, before the group waits for the step's rows: with
- * several rows per step (LN bwd bf16 2048: 4) lane k of each warp holds
- * row k % 4 and each row reads it with a shuffle; with one (LN bwd fp16
- * 4096) every lane holds it.  RMS norm (one inner reduction) and fp32 rows
- * keep the load in each row's prologue. */
+ * invstd a step ahead, before the group waits for the step's rows.  With
+ * several rows per step (LN bwd bf16 2048: 4; 3072: 2, its rows read into
+ * registers first) lane k of each warp holds row k % rows and each row
+ * reads it with a shuffle, in every pass before the pass's lane branch
+ * (`if (row_active && column < inner)`), so that the whole warp takes it;
+ * with one (LN bwd fp16 4096, and bf16 8192's one group of 384 threads
+ * beside the producer) every lane holds it.  No row reads safe_row then.
+ * RMS norm (one inner reduction) and fp32 rows keep the load in each row's
+ * prologue. */
 START_TEST(warp_specialized_row_statistics_a_step_ahead)
 {
     static const fv_scheduler *const ws_families[] = {
@@ -678,38 +682,68 @@ START_TEST(warp_specialized_row_statistics_a_step_ahead)
     };
     char *source = generate_one(ws_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 2048,
                                 "inner_outer_ws");
-    static const char *const grouped[] = {
+    static const char *const four_rows[] = {
         "fv_claim_registers<224>();",
         "const int step_lane = (int)(threadIdx.x % 32) % 4;",
         "const long long step_rows = (long long)gridDim.x * 2 * 4;  // rows a step of the grid takes",
-        "long long next_row = ((long long)blockIdx.x * 2 + group) * 4 + step_lane;",
-        "float step_next3 = fv_to_float(in3[next_row < outer ? next_row : 0]);",
-        "float step_next4 = fv_to_float(in4[next_row < outer ? next_row : 0]);",
+        "const long long first_step_row = ((long long)blockIdx.x * 2 + group) * 4 + step_lane;",
+        "float step_next3 = fv_to_float(in3[first_step_row < outer ? first_step_row : 0]);",
+        "float step_next4 = fv_to_float(in4[first_step_row < outer ? first_step_row : 0]);",
         "for (long long step = 0;; ++step) {",
-        "next_row += step_rows;",
-        "const float step_value3 = step_next3;  // ",
+        "const long long next_row = first_row + step_rows + step_lane;",
+        "const float step_value3 = step_next3;",
         "step_next3 = fv_to_float(in3[next_row < outer ? next_row : 0]);",
-        "const float step_value4 = step_next4;  // ",
+        "const float step_value4 = step_next4;",
         "fv_barrier_wait(&full_barriers[stage]",
         "for (int u = 0; u < 4; ++u) {",
-        "const float v3 = fv_to_float(__shfl_sync(0xffffffffu, step_value3, u));",
+        "const float v3 = __shfl_sync(0xffffffffu, step_value3, u);",
+        "const float v4 = __shfl_sync(0xffffffffu, step_value4, u);",
+        "if (row_active && column < inner) {",
         "fv_group_sum<128, 8>(step_sums1, group_scratch, 1 + group);",
         "for (int u = 0; u < 4; ++u) {",
-        "const float v4 = fv_to_float(__shfl_sync(0xffffffffu, step_value4, u));",
+        "const float v3 = __shfl_sync(0xffffffffu, step_value3, u);",
+        "if (row_active) {",
         NULL,
     };
-    assert_kernel_lines(source, grouped, "in3[safe_row]");
+    assert_kernel_lines(source, four_rows, "safe_row");
 
-    source = generate_one(ws_families, NORM_LAYER_BACKWARD, FV_F16, 16384, 4096,
+    source = generate_one(ws_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 3072,
                           "inner_outer_ws");
-    static const char *const one_row[] = {
-        "long long next_row = ((long long)blockIdx.x * 2 + group) * 1;",
-        "const float step_value3 = step_next3;  // ",
+    static const char *const two_rows_held[] = {
+        "const int step_lane = (int)(threadIdx.x % 32) % 2;",
+        "const long long next_row = first_row + step_rows + step_lane;",
         "fv_barrier_wait(&full_barriers[stage]",
-        "const float v3 = fv_to_float(step_value3);",
+        "fv_barrier_arrive(&empty_barriers[stage]);  // the rows are in registers: refill the stage",
+        "const float v3 = __shfl_sync(0xffffffffu, step_value3, u);",
+        "if (row_active && column < inner) {",
+        "fv_group_sum<128, 4>(step_sums1, group_scratch, 1 + group);",
         NULL,
     };
-    assert_kernel_lines(source, one_row, "step_lane");
+    assert_kernel_lines(source, two_rows_held, "safe_row");
+
+    static const struct {
+        fv_dtype dtype;
+        int64_t hidden;
+        const char *first_step_row;
+    } one_row[] = {
+        {FV_F16, 4096, "const long long first_step_row = ((long long)blockIdx.x * 2 + group) * 1;"},
+        {FV_BF16, 8192, "const long long first_step_row = ((long long)blockIdx.x * 1 + group) * 1;"},
+    };
+    for (size_t i = 0; i < sizeof one_row / sizeof one_row[0]; i++) {
+        source = generate_one(ws_families, NORM_LAYER_BACKWARD, one_row[i].dtype, 16384,
+                              one_row[i].hidden, "inner_outer_ws");
+        const char *const every_lane[] = {
+            one_row[i].first_step_row,
+            "const long long next_row = first_row + step_rows;",
+            "fv_barrier_wait(&full_barriers[stage]",
+            "const float v3 = step_value3;",
+            NULL,
+        };
+        char *copy = strdup(source);
+        assert_kernel_lines(source, every_lane, "step_lane");
+        ck_assert_ptr_null(strstr(kernel_code(copy), "__shfl_sync(0xffffffffu, step_value"));
+        free(copy);
+    }
 
     static const struct {
         norm_kind kind;
@@ -720,6 +754,7 @@ START_TEST(warp_specialized_row_statistics_a_step_ahead)
                               "inner_outer_ws");
         static const char *const prologue[] = {
             "fv_barrier_wait(&full_barriers[stage]",
+            "const long long safe_row = row_active ? row : 0;",
             "[safe_row]);",
             NULL,
         };

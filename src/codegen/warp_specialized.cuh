@@ -13,7 +13,9 @@
 // rows per step, each reduction pass runs over all of the step's rows and
 // ends in one group reduction per kind for all of them: GROUPED_ROWS) and, for
 // the inner-outer family, adds the outer reductions' terms to float partials
-// in registers; AFTER_ROWS is then that family's second stage
+// in registers (layer norm's backward over 16-bit rows loads its row
+// statistics a step ahead, before the wait: STEP_VALUES_AHEAD, STEP_VALUES);
+// AFTER_ROWS is then that family's second stage
 // (inner_outer_stage_two.cuh, shared with the multi-wave kernel), empty for
 // the inner family.
 // When each group is whole warp groups, the producer group gives registers

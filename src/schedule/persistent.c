@@ -2518,32 +2518,35 @@ static bool ws_row_floats_fit(const fv_sched_ws_problem *problem, const buffered
 /* True if row statistic `value` (an input along the rows only, such as
  * mean or invstd) can be loaded a step ahead in a warp-specialized kernel
  * (emit_ws_step_values): a float type of 4 bytes or less. */
-static bool ws_step_value(const fv_segment_view *view, int32_t value)
+static bool is_ws_step_value(const fv_segment_view *view, int32_t value)
 {
     fv_dtype dtype = view->fusion->values[value].dtype;
     return is_row_input(view, value) && fv_dtype_is_float(dtype) && dtype != FV_F64;
 }
 
-/* True if a warp-specialized kernel loads its row statistics a step ahead
- * (emit_ws_step_values): it has some (ws_step_value), two or more inner
- * reductions (layer norm's backward and the like) and 16-bit rows.  Their
- * compute groups work twice as long per byte as fp32 rows or one reduction
- * ask, so the other group does not hide the load that follows each full
- * barrier.  On an H200 it made LN bwd bf16 16384 x 2048-12288 2-18%
- * faster, while RMS norm and the fp32 kernels, where the load was already
- * hidden, ran 0.3-3.7% slower (bench/results/h200-2026-11-30.md, session
- * 46). */
+enum { WARP_LANES = 32 };  /* a step's rows per warp shuffle of emit_ws_step_values */
+
+/* True if a warp-specialized kernel with `unroll` rows per step loads its
+ * row statistics a step ahead (emit_ws_step_values): it has some
+ * (is_ws_step_value), two or more inner reductions (layer norm's backward)
+ * and 16-bit rows, and a warp's lanes cover a step's rows.  Measured on an
+ * H200 at N = 16384 (bench/results/h200-2026-11-30.md, session 46): LN bwd
+ * bf16 at H = 2048-12288 ran 2.2-17.9% faster with it, and 0.9% slower at
+ * 16384.  RMS norm and the fp32 kernels, whose groups work about half as
+ * long per byte and so cover the load after the full barrier without it,
+ * ran -3.7..+0.4% against the load in the prologue, mostly slower, so they
+ * keep that.  fp16 takes it as bf16 does; its A/B was not measured. */
 static bool ws_stats_ahead(const fv_segment_view *view, const buffered_inputs *buffers,
-                           int inner_reductions)
+                           int inner_reductions, int unroll)
 {
-    if (inner_reductions < 2 || buffers->count == 0)
+    if (inner_reductions < 2 || buffers->count == 0 || unroll > WARP_LANES)
         return false;
     for (int i = 0; i < buffers->count; i++)
         if (buffers->element_bytes[i] != 2)
             return false;
     const fv_fusion *fusion = view->fusion;
     for (int32_t i = 0; i < fusion->input_count; i++)
-        if (ws_step_value(view, fusion->inputs[i]))
+        if (is_ws_step_value(view, fusion->inputs[i]))
             return true;
     return false;
 }
@@ -2710,7 +2713,7 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
                               : "",
              layout.batch, problem.vector,
              ws.gmem_to_regs ? "registers" : "shared memory",
-             ws_stats_ahead(view, &buffers, problem.inner_reductions)
+             ws_stats_ahead(view, &buffers, problem.inner_reductions, ws.unroll)
                  ? ", row statistics loaded a step ahead"
                  : "",
              grid, registers, ws.pass,
@@ -3499,7 +3502,8 @@ static fv_status set_slot_buffer_line(persistent_emit *p, int buffer, int32_t v,
 }
 
 /* The line reading row statistic `value` from `source` (this row's shared
- * entry "stat<value>[0]", or the prefetched register "row_value<value>"). */
+ * entry "stat<value>[0]", or the prefetched register "row_value<value>";
+ * emit_ws_step_values sets its own). */
 static fv_status set_stat_line(persistent_emit *p, int32_t value, const char *source)
 {
     fv_dtype dtype = p->view->fusion->values[value].dtype;
@@ -4011,20 +4015,23 @@ static fv_status emit_ws_before_rows(persistent_emit *p)
  * loaded into registers a step ahead, before the compute group waits for
  * the step's rows, so that its load overlaps the step before instead of
  * following the full barrier (where the group has nothing else in flight;
- * elsewhere each row's prologue reads it from device memory).  Lane
- * k of each warp holds row k % unroll of the step, and each row reads its
- * value from that lane with a warp shuffle (the rows' loops run in step
- * across the group); with one row per step every lane holds it.  Fills
- * p->step_values_ahead (the first step's loads, in the compute branch
- * before its loop) and p->step_values (at each step), and points the row
- * prologue's reads at them. */
+ * elsewhere each row's prologue reads it from device memory).  Lane k of
+ * each warp holds row k % unroll of the step, and each row reads its value
+ * from that lane with a warp shuffle; with one row per step every lane
+ * holds it.  The shuffle is warp-uniform because the row prologue declares
+ * every row input (emit_row_prologue: they are level 0), before any pass's
+ * `if (row_active ...)`, and the passes after it reuse the declaration; the
+ * rows' loops run in step across the group.  Fills p->step_values_ahead
+ * (the first step's loads, in the compute branch before its loop) and
+ * p->step_values (at each step), and points the row prologue's reads at
+ * them.  Fails only with FV_ERR_NOMEM. */
 static fv_status emit_ws_step_values(persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
     const fv_fusion *fusion = p->view->fusion;
     fv_emitter *e = &p->e;
     int unroll = params->extra[EXTRA_WS_UNROLL];
-    if (!ws_stats_ahead(p->view, &p->buffers, p->analysis.inner_count) || unroll > 32)
+    if (!ws_stats_ahead(p->view, &p->buffers, p->analysis.inner_count, unroll))
         return FV_OK;
     const char *lane = unroll > 1 ? " + step_lane" : "";
     e->out = &p->step_values_ahead;
@@ -4037,33 +4044,32 @@ static fv_status emit_ws_step_values(persistent_emit *p)
         fv_codegen_line(e, "const int step_lane = (int)(threadIdx.x %% 32) %% %d;", unroll);
     fv_codegen_line(e, "const long long step_rows = (long long)gridDim.x * %d * %d;  // rows a step of the grid takes",
                     params->block_y, unroll);
-    fv_codegen_line(e, "long long next_row = ((long long)blockIdx.x * %d + group) * %d%s;",
+    fv_codegen_line(e, "const long long first_step_row = ((long long)blockIdx.x * %d + group) * %d%s;",
                     params->block_y, unroll, lane);
     for (int32_t i = 0; i < fusion->input_count; i++) {
         int32_t v = fusion->inputs[i];
-        if (!ws_step_value(p->view, v))
+        if (!is_ws_step_value(p->view, v))
             continue;
-        fv_codegen_line(e, "float step_next%d = fv_to_float(in%d[next_row < outer ? next_row : 0]);",
+        fv_codegen_line(e, "float step_next%d = fv_to_float(in%d[first_step_row < outer ? first_step_row : 0]);",
                         (int)v, fv_codegen_input_position(fusion, v));
     }
     e->out = &p->step_values;
-    fv_codegen_line(e, "next_row += step_rows;");
+    fv_codegen_line(e, "// this step's row statistics, and the next step's, in flight while this one is computed");
+    fv_codegen_line(e, "const long long next_row = first_row + step_rows%s;", lane);
     for (int32_t i = 0; i < fusion->input_count; i++) {
         int32_t v = fusion->inputs[i];
-        if (!ws_step_value(p->view, v))
+        if (!is_ws_step_value(p->view, v))
             continue;
         char label[40];
         fv_ir_value_label(fusion, v, label);
-        fv_codegen_line(e, "const float step_value%d = step_next%d;  // %s, this step's", (int)v,
-                        (int)v, label);
+        fv_codegen_line(e, "const float step_value%d = step_next%d;  // %s", (int)v, (int)v, label);
         fv_codegen_line(e, "step_next%d = fv_to_float(in%d[next_row < outer ? next_row : 0]);",
                         (int)v, fv_codegen_input_position(fusion, v));
-        char source[64];
         if (unroll > 1)
-            snprintf(source, sizeof source, "__shfl_sync(0xffffffffu, step_value%d, u)", (int)v);
+            FV_TRY(set_buffered_line(p, v, "const float v%d = __shfl_sync(0xffffffffu, step_value%d, u);",
+                                     (int)v, (int)v));
         else
-            snprintf(source, sizeof source, "step_value%d", (int)v);
-        FV_TRY(set_stat_line(p, v, source));
+            FV_TRY(set_buffered_line(p, v, "const float v%d = step_value%d;", (int)v, (int)v));
     }
     FV_TRY(fv_text_status(&p->step_values_ahead));
     return fv_text_status(&p->step_values);
@@ -4086,6 +4092,23 @@ static void emit_ws_fetch(persistent_emit *p)
     }
 }
 
+/* True if every row input of a warp-specialized kernel is loaded a step
+ * ahead (emit_ws_step_values), so that no row prologue reads one from
+ * device memory. */
+static bool ws_all_stats_ahead(const persistent_emit *p)
+{
+    const fv_segment_view *view = p->view;
+    if (!ws_stats_ahead(view, &p->buffers, p->analysis.inner_count,
+                        p->params->extra[EXTRA_WS_UNROLL]))
+        return false;
+    for (int32_t i = 0; i < view->fusion->input_count; i++) {
+        int32_t v = view->fusion->inputs[i];
+        if (is_row_input(view, v) && !is_ws_step_value(view, v))
+            return false;
+    }
+    return true;
+}
+
 /* Warp-specialized, a compute row (row u of the step, in every pass of a
  * grouped step): its row, and its slot in each buffer. */
 static void emit_ws_row_start(persistent_emit *p)
@@ -4096,7 +4119,8 @@ static void emit_ws_row_start(persistent_emit *p)
     int capacity = row_capacity(p->params);
     fv_codegen_line(e, "const long long row = first_row + u;");
     fv_codegen_line(e, "const bool row_active = row < outer;");
-    fv_codegen_line(e, "const long long safe_row = row_active ? row : 0;");
+    if (!ws_all_stats_ahead(p))  /* the row inputs' loads in the prologue index by it */
+        fv_codegen_line(e, "const long long safe_row = row_active ? row : 0;");
     fv_codegen_line(e, "const int slot_row = stage * %d + u;", p->params->extra[EXTRA_WS_UNROLL]);
     for (int i = 0; i < p->buffers.count; i++) {
         int32_t v = p->buffers.values[i];
@@ -5291,7 +5315,7 @@ static fv_status emit_sections(persistent_emit *p)
 }
 
 /* The named sections and numbers a skeleton is filled with (the
- * warp-specialized kernels use 33). */
+ * warp-specialized kernels use 44). */
 enum { SKELETON_FILL_CAPACITY = 48 };
 typedef struct skeleton_fill {
     const char *names[SKELETON_FILL_CAPACITY];
