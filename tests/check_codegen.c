@@ -231,6 +231,25 @@ static const fv_scheduler *const multiwave_families[] = {
     &fv_sched_inner_reduction,        &fv_sched_outer_reduction,  NULL,
 };
 
+/* The warp-specialized backward family in place of the multi-wave one. */
+static const fv_scheduler *const ws_families[] = {
+    &fv_sched_inner_outer_ws, &fv_sched_inner_persistent, &fv_sched_pointwise,
+    &fv_sched_inner_reduction, &fv_sched_outer_reduction, NULL,
+};
+
+/* The TMA inner persistent family in place of the inner persistent one. */
+static const fv_scheduler *const tma_families[] = {
+    &fv_sched_inner_tma, &fv_sched_pointwise, &fv_sched_inner_reduction,
+    &fv_sched_outer_reduction, NULL,
+};
+
+/* The source of a norm case's one warp-specialized backward kernel; the
+ * caller frees it. */
+static char *generate_ws(norm_kind kind, fv_dtype dtype, int64_t rows, int64_t hidden)
+{
+    return generate_one(ws_families, kind, dtype, rows, hidden, "inner_outer_ws");
+}
+
 /* With every family, a norm backward is one cooperative persistent kernel:
  * rows loaded once with 16-byte vectors, the grouped inner reductions, the
  * partials in registers, a grid sync and the second stage. */
@@ -502,12 +521,7 @@ END_TEST
  * on it, reduce on their own named barrier and release the stage. */
 START_TEST(warp_specialized_kernel_structure)
 {
-    static const fv_scheduler *const ws_families[] = {
-        &fv_sched_inner_outer_ws, &fv_sched_inner_persistent, &fv_sched_pointwise,
-        &fv_sched_inner_reduction, &fv_sched_outer_reduction, NULL,
-    };
-    char *source = generate_one(ws_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 4096,
-                                "inner_outer_ws");
+    char *source = generate_ws(NORM_LAYER_BACKWARD, FV_BF16, 16384, 4096);
     const char *code = kernel_code(source);
     ck_assert_ptr_nonnull(strstr(code, "fv_bulk_copy(buffer0_slots + (long long)slot_row * 4096, in0 + fetch_row * inner,"));
     ck_assert_ptr_nonnull(strstr(code, "fv_barrier_expect_bytes(&full_barriers[stage], (unsigned)(rows * inner * 4));"));
@@ -528,8 +542,7 @@ START_TEST(warp_specialized_kernel_structure)
     free(source);
     /* one compute group of 384 threads (LN bwd fp32 12288): the producer
      * warp group is threads 384-511 on x, and stage 2 spreads over all 512 */
-    source = generate_one(ws_families, NORM_LAYER_BACKWARD, FV_F32, 16384, 12288,
-                          "inner_outer_ws");
+    source = generate_ws(NORM_LAYER_BACKWARD, FV_F32, 16384, 12288);
     code = kernel_code(source);
     static const char *const producer_on_x[] = {
         "__launch_bounds__(512, 1)",
@@ -570,12 +583,7 @@ END_TEST
  * computes the rows. */
 START_TEST(warp_specialized_stage_in_registers)
 {
-    static const fv_scheduler *const ws_families[] = {
-        &fv_sched_inner_outer_ws, &fv_sched_inner_persistent, &fv_sched_pointwise,
-        &fv_sched_inner_reduction, &fv_sched_outer_reduction, NULL,
-    };
-    char *source = generate_one(ws_families, NORM_RMS_BACKWARD, FV_BF16, 16384, 2048,
-                                "inner_outer_ws");
+    char *source = generate_ws(NORM_RMS_BACKWARD, FV_BF16, 16384, 2048);
     static const char *const cached[] = {
         "fv_barrier_wait(&full_barriers[stage], (unsigned)(step / 2) & 1u);",
         "float row_floats0[4][2][8];",
@@ -610,8 +618,7 @@ START_TEST(warp_specialized_stage_in_registers)
         int rows, batch, step_sums;
     } own_type[] = {{NORM_LAYER_BACKWARD, 2048, 4, 2, 8}, {NORM_RMS_BACKWARD, 4096, 2, 4, 2}};
     for (size_t i = 0; i < sizeof own_type / sizeof own_type[0]; i++) {
-        source = generate_one(ws_families, own_type[i].kind, FV_F16, 16384, own_type[i].hidden,
-                              "inner_outer_ws");
+        source = generate_ws(own_type[i].kind, FV_F16, 16384, own_type[i].hidden);
         char declaration[96], load[128], loop[48], step_sums[48], group_sum[96];
         snprintf(declaration, sizeof declaration, "fv_vector<__half, 8> row_copies0[%d][%d];",
                  own_type[i].rows, own_type[i].batch);
@@ -640,8 +647,7 @@ START_TEST(warp_specialized_stage_in_registers)
         };
         assert_kernel_lines(source, held_in_own_type, "float row_floats");
         /* bf16 rows are not held as bf16: the stage is released after the step */
-        source = generate_one(ws_families, own_type[i].kind, FV_BF16, 16384, own_type[i].hidden,
-                              "inner_outer_ws");
+        source = generate_ws(own_type[i].kind, FV_BF16, 16384, own_type[i].hidden);
         const char *const read_from_stage[] = {
             "fv_barrier_wait(&full_barriers[stage]",
             loop,
@@ -651,8 +657,7 @@ START_TEST(warp_specialized_stage_in_registers)
         assert_kernel_lines(source, read_from_stage, "row_copies0");
     }
 
-    source = generate_one(ws_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 8192,
-                          "inner_outer_ws");
+    source = generate_ws(NORM_LAYER_BACKWARD, FV_BF16, 16384, 8192);
     static const char *const released_after[] = {
         "fv_barrier_wait(&full_barriers[stage]",
         "for (int u = 0; u < 1; ++u) {",
@@ -676,12 +681,7 @@ END_TEST
  * prologue. */
 START_TEST(warp_specialized_row_statistics_a_step_ahead)
 {
-    static const fv_scheduler *const ws_families[] = {
-        &fv_sched_inner_outer_ws, &fv_sched_inner_persistent, &fv_sched_pointwise,
-        &fv_sched_inner_reduction, &fv_sched_outer_reduction, NULL,
-    };
-    char *source = generate_one(ws_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 2048,
-                                "inner_outer_ws");
+    char *source = generate_ws(NORM_LAYER_BACKWARD, FV_BF16, 16384, 2048);
     static const char *const four_rows[] = {
         "fv_claim_registers<224>();",
         "const int step_lane = (int)(threadIdx.x % 32) % 4;",
@@ -707,8 +707,7 @@ START_TEST(warp_specialized_row_statistics_a_step_ahead)
     };
     assert_kernel_lines(source, four_rows, "safe_row");
 
-    source = generate_one(ws_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 3072,
-                          "inner_outer_ws");
+    source = generate_ws(NORM_LAYER_BACKWARD, FV_BF16, 16384, 3072);
     static const char *const two_rows_held[] = {
         "const int step_lane = (int)(threadIdx.x % 32) % 2;",
         "const long long next_row = first_row + step_rows + step_lane;",
@@ -730,8 +729,7 @@ START_TEST(warp_specialized_row_statistics_a_step_ahead)
         {FV_BF16, 8192, "const long long first_step_row = ((long long)blockIdx.x * 1 + group) * 1;"},
     };
     for (size_t i = 0; i < sizeof one_row / sizeof one_row[0]; i++) {
-        source = generate_one(ws_families, NORM_LAYER_BACKWARD, one_row[i].dtype, 16384,
-                              one_row[i].hidden, "inner_outer_ws");
+        source = generate_ws(NORM_LAYER_BACKWARD, one_row[i].dtype, 16384, one_row[i].hidden);
         const char *const every_lane[] = {
             one_row[i].first_step_row,
             "const long long next_row = first_row + step_rows;",
@@ -750,8 +748,7 @@ START_TEST(warp_specialized_row_statistics_a_step_ahead)
         fv_dtype dtype;
     } in_prologue[] = {{NORM_RMS_BACKWARD, FV_BF16}, {NORM_LAYER_BACKWARD, FV_F32}};
     for (size_t i = 0; i < sizeof in_prologue / sizeof in_prologue[0]; i++) {
-        source = generate_one(ws_families, in_prologue[i].kind, in_prologue[i].dtype, 16384, 4096,
-                              "inner_outer_ws");
+        source = generate_ws(in_prologue[i].kind, in_prologue[i].dtype, 16384, 4096);
         static const char *const prologue[] = {
             "fv_barrier_wait(&full_barriers[stage]",
             "const long long safe_row = row_active ? row : 0;",
@@ -767,10 +764,6 @@ END_TEST
  * compute groups, but no partials, no grid sync and no second stage. */
 START_TEST(tma_inner_persistent_kernel_structure)
 {
-    static const fv_scheduler *const tma_families[] = {
-        &fv_sched_inner_tma, &fv_sched_pointwise, &fv_sched_inner_reduction,
-        &fv_sched_outer_reduction, NULL,
-    };
     char *source = generate_one(tma_families, NORM_RMS_FORWARD, FV_BF16, 16384, 4096,
                                 "inner_tma");
     const char *code = kernel_code(source);
@@ -803,10 +796,6 @@ END_TEST
  * loop over the step's rows. */
 START_TEST(tma_inner_groups_chained_reductions)
 {
-    static const fv_scheduler *const tma_families[] = {
-        &fv_sched_inner_tma, &fv_sched_pointwise, &fv_sched_inner_reduction,
-        &fv_sched_outer_reduction, NULL,
-    };
     char *source = generate_one(tma_families, NORM_LAYER_FORWARD, FV_BF16, 16384, 4096,
                                 "inner_tma");
     static const char *const layer_norm[] = {
