@@ -4035,13 +4035,13 @@ static fv_status emit_ws_step_values(persistent_emit *p)
         return FV_OK;
     const char *lane = unroll > 1 ? " + step_lane" : "";
     e->out = &p->step_values_ahead;
-    if (unroll > 1)
+    if (unroll > 1) {
         fv_codegen_line(e, "// row statistics: each step's, loaded one step ahead (lane k of each warp holds the step's row k %% %d)",
                         unroll);
-    else
+        fv_codegen_line(e, "const int step_lane = (int)(threadIdx.x %% %d) %% %d;", WARP_LANES, unroll);
+    } else {
         fv_codegen_line(e, "// row statistics: each step's, loaded one step ahead");
-    if (unroll > 1)
-        fv_codegen_line(e, "const int step_lane = (int)(threadIdx.x %% 32) %% %d;", unroll);
+    }
     fv_codegen_line(e, "const long long step_rows = (long long)gridDim.x * %d * %d;  // rows a step of the grid takes",
                     params->block_y, unroll);
     fv_codegen_line(e, "const long long first_step_row = ((long long)blockIdx.x * %d + group) * %d%s;",
