@@ -4092,37 +4092,43 @@ static void emit_ws_fetch(persistent_emit *p)
     }
 }
 
-/* True if every row input of a warp-specialized kernel is loaded a step
- * ahead (emit_ws_step_values), so that no row prologue reads one from
- * device memory. */
-static bool ws_all_stats_ahead(const persistent_emit *p)
+/* True if a warp-specialized kernel's row prologue reads a row input from
+ * device memory (at safe_row): one that emit_ws_step_values does not load a
+ * step ahead. */
+static bool ws_prologue_reads_row_inputs(const persistent_emit *p)
 {
     const fv_segment_view *view = p->view;
-    if (!ws_stats_ahead(view, &p->buffers, p->analysis.inner_count,
-                        p->params->extra[EXTRA_WS_UNROLL]))
-        return false;
+    bool ahead = ws_stats_ahead(view, &p->buffers, p->analysis.inner_count,
+                                p->params->extra[EXTRA_WS_UNROLL]);
     for (int32_t i = 0; i < view->fusion->input_count; i++) {
         int32_t v = view->fusion->inputs[i];
-        if (is_row_input(view, v) && !is_ws_step_value(view, v))
-            return false;
+        if (is_row_input(view, v) && !(ahead && is_ws_step_value(view, v)))
+            return true;
     }
-    return true;
+    return false;
 }
 
 /* Warp-specialized, a compute row (row u of the step, in every pass of a
- * grouped step): its row, and its slot in each buffer. */
+ * grouped step): its row, and its slot in each buffer that the passes read
+ * from the stage (not those whose rows emit_ws_load_step read into
+ * registers: EXTRA_ROW_FLOATS). */
 static void emit_ws_row_start(persistent_emit *p)
 {
     const fv_fusion *fusion = p->view->fusion;
     fv_emitter *e = &p->e;
     e->out = &p->row_start;
     int capacity = row_capacity(p->params);
+    unsigned in_registers = (unsigned)p->params->extra[EXTRA_ROW_FLOATS];
     fv_codegen_line(e, "const long long row = first_row + u;");
     fv_codegen_line(e, "const bool row_active = row < outer;");
-    if (!ws_all_stats_ahead(p))  /* the row inputs' loads in the prologue index by it */
+    if (ws_prologue_reads_row_inputs(p))
         fv_codegen_line(e, "const long long safe_row = row_active ? row : 0;");
-    fv_codegen_line(e, "const int slot_row = stage * %d + u;", p->params->extra[EXTRA_WS_UNROLL]);
+    if (in_registers != all_buffers(&p->buffers))
+        fv_codegen_line(e, "const int slot_row = stage * %d + u;",
+                        p->params->extra[EXTRA_WS_UNROLL]);
     for (int i = 0; i < p->buffers.count; i++) {
+        if (in_registers & (1u << i))
+            continue;
         int32_t v = p->buffers.values[i];
         const char *type = fv_codegen_storage_type(fusion->values[v].dtype);
         fv_codegen_line(e, "const %s *const buffer%d = buffer%d_slots + (long long)slot_row * %d;",
