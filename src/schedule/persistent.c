@@ -443,6 +443,8 @@ enum {
                              end within the row whatever its shift, H / (block_x x chunk
                              elements); of them, steps 1 and on lie wholly in it
                              (write_whole_chunk_test) */
+    EXTRA_WS_STATS_AHEAD, /* warp-specialized: 1 if the row statistics are loaded a step
+                             ahead (ws_stats_ahead, emit_ws_step_values) */
     EXTRA_COUNT
 };
 _Static_assert(EXTRA_COUNT <= (int)(sizeof ((fv_schedule_params *)0)->extra / sizeof(int)),
@@ -2691,6 +2693,8 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
     params->extra[EXTRA_WS_COMPUTE_REGISTERS] = layout.compute_registers;
     params->extra[EXTRA_WS_START_REGISTERS] =
         layout.compute_registers > 0 ? layout.start_registers : 0;
+    params->extra[EXTRA_WS_STATS_AHEAD] =
+        ws_stats_ahead(view, &buffers, problem.inner_reductions, ws.unroll);
     char registers[96];
     if (layout.compute_registers > 0)
         snprintf(registers, sizeof registers, "registers %d -> producer %d, compute %d (setmaxnreg)",
@@ -2713,9 +2717,7 @@ static fv_status ws_choose(const fv_segment_view *view, const fv_case *c, const 
                               : "",
              layout.batch, problem.vector,
              ws.gmem_to_regs ? "registers" : "shared memory",
-             ws_stats_ahead(view, &buffers, problem.inner_reductions, ws.unroll)
-                 ? ", row statistics loaded a step ahead"
-                 : "",
+             params->extra[EXTRA_WS_STATS_AHEAD] ? ", row statistics loaded a step ahead" : "",
              grid, registers, ws.pass,
              ws.registers_needed, ws.compute_registers,
              ws.register_sharing ? " with register sharing" : "",
@@ -4011,7 +4013,8 @@ static fv_status emit_ws_before_rows(persistent_emit *p)
     return FV_OK;
 }
 
-/* Warp-specialized where ws_stats_ahead says so: each row statistic is
+/* Warp-specialized where the plan says so (EXTRA_WS_STATS_AHEAD, set from
+ * ws_stats_ahead by ws_choose): each row statistic is
  * loaded into registers a step ahead, before the compute group waits for
  * the step's rows, so that its load overlaps the step before instead of
  * following the full barrier (where the group has nothing else in flight;
@@ -4031,7 +4034,7 @@ static fv_status emit_ws_step_values(persistent_emit *p)
     const fv_fusion *fusion = p->view->fusion;
     fv_emitter *e = &p->e;
     int unroll = params->extra[EXTRA_WS_UNROLL];
-    if (!ws_stats_ahead(p->view, &p->buffers, p->analysis.inner_count, unroll))
+    if (!params->extra[EXTRA_WS_STATS_AHEAD])
         return FV_OK;
     const char *lane = unroll > 1 ? " + step_lane" : "";
     e->out = &p->step_values_ahead;
@@ -4098,8 +4101,7 @@ static void emit_ws_fetch(persistent_emit *p)
 static bool ws_prologue_reads_row_inputs(const persistent_emit *p)
 {
     const fv_segment_view *view = p->view;
-    bool ahead = ws_stats_ahead(view, &p->buffers, p->analysis.inner_count,
-                                p->params->extra[EXTRA_WS_UNROLL]);
+    bool ahead = p->params->extra[EXTRA_WS_STATS_AHEAD] != 0;
     for (int32_t i = 0; i < view->fusion->input_count; i++) {
         int32_t v = view->fusion->inputs[i];
         if (is_row_input(view, v) && !(ahead && is_ws_step_value(view, v)))
