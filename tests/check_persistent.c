@@ -699,6 +699,18 @@ static void assert_source_has(const fv_kernel_plan *kernel, const char *const *l
         ck_assert_msg(strstr(kernel->source, *lines) != NULL, "missing: %s", *lines);
 }
 
+/* Asserts that the kernel's source has `lines` (NULL-terminated) in this
+ * order. */
+static void assert_source_in_order(const fv_kernel_plan *kernel, const char *const *lines)
+{
+    const char *at = kernel->source;
+    for (; *lines != NULL; lines++) {
+        const char *found = strstr(at, *lines);
+        ck_assert_msg(found != NULL, "missing or out of order: %s", *lines);
+        at = found + strlen(*lines);
+    }
+}
+
 /* Plans LN bwd 16384 x `hidden` on `target`, multi-wave, into *planned;
  * asserts one kernel and returns it. */
 static const fv_kernel_plan *plan_layer_norm_backward(const sixteen_bit_target *target,
@@ -742,6 +754,68 @@ START_TEST(stage_two_loads_a_threads_rows_at_once)
         ck_assert(load_db < add_dw);
         planned_free(&planned);
     }
+}
+END_TEST
+
+/* Stage 2 adds a column's slices within a warp by shuffles where stage_x
+ * divides a warp: LN bwd bf16 16384 x 2048 on an H100 (4 column vectors x
+ * 32 slices, 8 slices to a warp) adds them over offsets 4, 8, 16, and the
+ * first slice of each of the 4 warps puts dw's and db's sums in a scratch
+ * of 4 x 2 rows, read after one barrier in warp order.  At H = 1024 (2 x
+ * 64) the offsets start at 2.  RMS bwd bf16 16384 x 16384 on an H200 (32
+ * column vectors: one slice to a warp) keeps the scratch row per slice. */
+START_TEST(stage_two_adds_slices_within_warps)
+{
+    static const sixteen_bit_target h100 = {"H100", FV_BF16};
+    planned_kernel planned;
+    const fv_kernel_plan *kernel = plan_layer_norm_backward(&h100, 2048, &planned);
+    static const char *const in_warps[] = {
+        "__shared__ float stage_scratch[8][4 * 2];",
+        "for (int offset = 4; offset < 32; offset *= 2) {",
+        "const float other = __shfl_xor_sync(0xffffffffu, sum0[lane], offset);",
+        "const float other = __shfl_xor_sync(0xffffffffu, sum1[lane], offset);",
+        "if (thread_index % 32 < 4) {  // the warp's first slice",
+        "stage_scratch[warp * 2 + 1][(thread_index % 4) * 2 + lane] = sum1[lane];",
+        "__syncthreads();",
+        "for (int w = 0; w < 4; ++w)",
+        "total1[lane] += stage_scratch[w * 2 + 1][(thread_index % 4) * 2 + lane];",
+        "if (slice == 0 && column_active) {",
+        NULL};
+    assert_source_in_order(kernel, in_warps);
+    ck_assert_ptr_null(strstr(kernel->source, "stage_scratch[slice]"));
+    planned_free(&planned);
+
+    kernel = plan_layer_norm_backward(&h100, 1024, &planned);
+    static const char *const short_rows[] = {"for (int offset = 2; offset < 32; offset *= 2) {",
+                                             NULL};
+    assert_source_has(kernel, short_rows);
+    planned_free(&planned);
+
+    plan_norm_on(NORM_RMS_BACKWARD, FV_BF16, 16384, 16384, FV_APPROACH_MULTIWAVE, "H200",
+                 &planned);
+    kernel = &planned.plan.kernels[0];
+    static const char *const per_slice[] = {
+        "stage_scratch[slice][(thread_index % 32) * 4 + lane] = sum0[lane];",
+        "for (int y = 0; y < 16; ++y)", NULL};
+    assert_source_has(kernel, per_slice);
+    ck_assert_ptr_null(strstr(kernel->source, "__shfl_xor_sync(0xffffffffu, sum0[lane]"));
+    planned_free(&planned);
+}
+END_TEST
+
+/* The multi-wave kernels' row slots start on a 128-byte line whatever the
+ * static shared memory before them (304 bytes in LN bwd bf16 16384 x 32768
+ * on an H200, whose rows are split over clusters). */
+START_TEST(row_buffers_start_on_a_128_byte_line)
+{
+    planned_kernel planned;
+    plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 16384, 32768, FV_APPROACH_MULTIWAVE, "H200",
+                 &planned);
+    ck_assert_int_eq(planned.plan.kernel_count, 1);
+    static const char *const aligned[] = {
+        "extern __shared__ __align__(128) unsigned char row_buffers[];", NULL};
+    assert_source_has(&planned.plan.kernels[0], aligned);
+    planned_free(&planned);
 }
 END_TEST
 
@@ -2588,18 +2662,6 @@ START_TEST(spilling_kernels_unroll_their_row_copies_by_four)
 }
 END_TEST
 
-/* Asserts that the kernel's source has `lines` (NULL-terminated) in this
- * order. */
-static void assert_source_in_order(const fv_kernel_plan *kernel, const char *const *lines)
-{
-    const char *at = kernel->source;
-    for (; *lines != NULL; lines++) {
-        const char *found = strstr(at, *lines);
-        ck_assert_msg(found != NULL, "missing or out of order: %s", *lines);
-        at = found + strlen(*lines);
-    }
-}
-
 /* Rows no persistent budget holds take one inner_multipass kernel: a block
  * of 1024 threads per row, a pass over the row per reduction level (two
  * for a var_mean, one for softmax's max and sum(exp(x - max)) computed
@@ -2810,6 +2872,8 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, wide_rows_keep_partials_in_shared_memory);
     tcase_add_test(tcase, clustered_kernels_store_rows_around_l1);
     tcase_add_test(tcase, stage_two_loads_a_threads_rows_at_once);
+    tcase_add_test(tcase, stage_two_adds_slices_within_warps);
+    tcase_add_test(tcase, row_buffers_start_on_a_128_byte_line);
     tcase_add_test(tcase, clustered_rows_keep_partials_in_shared_memory);
     tcase_add_test(tcase, oversized_rows_fall_back);
     tcase_add_test(tcase, rows_no_block_holds_take_one_multipass_kernel);

@@ -2526,7 +2526,7 @@ static bool is_ws_step_value(const fv_segment_view *view, int32_t value)
     return is_row_input(view, value) && fv_dtype_is_float(dtype) && dtype != FV_F64;
 }
 
-enum { WARP_LANES = 32 };  /* a step's rows per warp shuffle of emit_ws_step_values */
+enum { WARP_LANES = 32 };  /* lanes of a warp: emit_ws_step_values' shuffles, stage 2's */
 
 /* True if a warp-specialized kernel with `unroll` rows per step loads its
  * row statistics a step ahead (emit_ws_step_values): it has some
@@ -5033,14 +5033,39 @@ static void emit_partials(persistent_emit *p)
     }
 }
 
-/* True if stage 2's scratch ([stage_y][stage_x * stage_vector] floats)
+/* True if stage 2 adds a column's slices within each warp by shuffles and
+ * then the warps' sums through the scratch: where a warp holds whole groups
+ * of slices (stage_x divides 32, several slices to a warp) and a scratch row
+ * per (warp, outer reduction) takes no more rows than the slice-per-row
+ * form's stage_y.  Otherwise every slice's sum goes through the scratch, a
+ * reduction at a time. */
+static bool stage_two_in_warps(const fv_schedule_params *params, int outer_count)
+{
+    int stage_x = params->extra[EXTRA_STAGE_X], stage_y = params->extra[EXTRA_STAGE_Y];
+    int threads = stage_x * stage_y;
+    if (stage_x >= WARP_LANES || WARP_LANES % stage_x != 0 || threads % WARP_LANES != 0)
+        return false;
+    return (threads / WARP_LANES) * outer_count <= stage_y;
+}
+
+/* Rows of stage 2's scratch ([rows][stage_x * stage_vector] floats): one per
+ * (warp, outer reduction) with stage_two_in_warps, else one per slice. */
+static int stage_two_scratch_rows(const fv_schedule_params *params, int outer_count)
+{
+    if (stage_two_in_warps(params, outer_count))
+        return params->extra[EXTRA_STAGE_X] * params->extra[EXTRA_STAGE_Y] / WARP_LANES *
+               outer_count;
+    return params->extra[EXTRA_STAGE_Y];
+}
+
+/* True if stage 2's scratch (stage_two_scratch_rows x stage_x * stage_vector floats)
  * reuses the row buffers' dynamic shared memory, free once the grid has
  * synchronized, instead of static shared memory: in kernels with outer
  * partials in shared memory (see stats_with_rows). */
-static bool shared_stage_scratch(const fv_schedule_params *params)
+static bool shared_stage_scratch(const fv_schedule_params *params, int outer_count)
 {
-    int64_t bytes = (int64_t)params->extra[EXTRA_STAGE_Y] * params->extra[EXTRA_STAGE_X] *
-                    params->extra[EXTRA_STAGE_VECTOR] * 4;
+    int64_t bytes = (int64_t)stage_two_scratch_rows(params, outer_count) *
+                    params->extra[EXTRA_STAGE_X] * params->extra[EXTRA_STAGE_VECTOR] * 4;
     return params->extra[EXTRA_SHARED_PARTIALS] != 0 &&
            params->extra[EXTRA_SHARED_BYTES] >= bytes;
 }
@@ -5108,6 +5133,59 @@ static void emit_stage_two_slices(fv_emitter *e, const persistent_analysis *a, i
     fv_codegen_line(e, "}");
 }
 
+/* Stage 2's second part with stage_two_in_warps: each warp adds its slices
+ * of a column by shuffles (offsets stage_x, 2 stage_x, ... 16: a fixed tree,
+ * and every lane of a column ends with the same bits), its first slice puts
+ * the warp's sums in the scratch, and after one barrier each thread adds the
+ * warps' sums in warp order. */
+static void emit_stage_two_combine_in_warps(fv_emitter *e, const persistent_analysis *a,
+                                            int stage_x, int stage_y, int stage_vector)
+{
+    int warps = stage_x * stage_y / WARP_LANES;
+    char target[48], value[160];
+    fv_codegen_line(e, "// The warp's %d slices of each column, added by shuffles.",
+                    WARP_LANES / stage_x);
+    for (int r = 0; r < a->outer_count; r++) {
+        fv_codegen_line(e, "#pragma unroll");
+        fv_codegen_line(e, "for (int offset = %d; offset < %d; offset *= 2) {", stage_x,
+                        WARP_LANES);
+        fv_codegen_line(e, "    #pragma unroll");
+        fv_codegen_line(e, "    for (int lane = 0; lane < %d; ++lane) {", stage_vector);
+        fv_codegen_line(e, "        const float other = __shfl_xor_sync(0xffffffffu, sum%d[lane], offset);",
+                        r);
+        snprintf(target, sizeof target, "sum%d[lane]", r);
+        e->indent += 8;
+        fv_family_combine(e, a->outer[r], target, "other");
+        e->indent -= 8;
+        fv_codegen_line(e, "    }");
+        fv_codegen_line(e, "}");
+    }
+    fv_codegen_line(e, "const int warp = thread_index / %d;", WARP_LANES);
+    fv_codegen_line(e, "if (thread_index %% %d < %d) {  // the warp's first slice", WARP_LANES,
+                    stage_x);
+    for (int r = 0; r < a->outer_count; r++) {
+        fv_codegen_line(e, "    for (int lane = 0; lane < %d; ++lane)", stage_vector);
+        fv_codegen_line(e, "        stage_scratch[warp * %d + %d][(thread_index %% %d) * %d + lane] = sum%d[lane];",
+                        a->outer_count, r, stage_x, stage_vector, r);
+    }
+    fv_codegen_line(e, "}");
+    fv_codegen_line(e, "__syncthreads();");
+    for (int r = 0; r < a->outer_count; r++) {
+        fv_codegen_line(e, "float total%d[%d];", r, stage_vector);
+        fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane) {", stage_vector);
+        fv_codegen_line(e, "    total%d[lane] = %s;", r, fv_family_reduction_identity(a->outer[r]));
+        fv_codegen_line(e, "    for (int w = 0; w < %d; ++w)", warps);
+        snprintf(target, sizeof target, "total%d[lane]", r);
+        snprintf(value, sizeof value, "stage_scratch[w * %d + %d][(thread_index %% %d) * %d + lane]",
+                 a->outer_count, r, stage_x, stage_vector);
+        e->indent += 8;
+        fv_family_combine(e, a->outer[r], target, value);
+        e->indent -= 8;
+        fv_codegen_line(e, "}");
+    }
+    fv_codegen_line(e, "__syncthreads();  // the scratch is read before the next columns'");
+}
+
 /* Stage 2's second part, a reduction at a time: the slices' sums go to the
  * scratch, and each thread adds its column's slices in slice order. */
 static void emit_stage_two_combine(fv_emitter *e, const persistent_analysis *a, int stage_x,
@@ -5144,20 +5222,25 @@ static fv_status emit_stage_two(persistent_emit *p)
     int stage_x = p->params->extra[EXTRA_STAGE_X];
     int stage_y = p->params->extra[EXTRA_STAGE_Y];
     int scratch_columns = stage_x * stage_vector;
-    if (shared_stage_scratch(p->params))
+    int scratch_rows = stage_two_scratch_rows(p->params, a->outer_count);
+    if (shared_stage_scratch(p->params, a->outer_count))
         snprintf(p->stage_scratch, sizeof p->stage_scratch,
                  "float (*const stage_scratch)[%d] = reinterpret_cast<float (*)[%d]>(row_buffers);"
                  "  // [%d][%d]: the rows are done",
-                 scratch_columns, scratch_columns, stage_y, scratch_columns);
+                 scratch_columns, scratch_columns, scratch_rows, scratch_columns);
     else
         snprintf(p->stage_scratch, sizeof p->stage_scratch,
-                 "__shared__ float stage_scratch[%d][%d * %d];", stage_y, stage_x, stage_vector);
+                 "__shared__ float stage_scratch[%d][%d * %d];", scratch_rows, stage_x,
+                 stage_vector);
     fv_emitter e;
     FV_TRY(fv_codegen_begin(&e, p->view, stage_vector));
     e.out = &p->stage_two;
     emit_stage_two_slices(&e, a, stage_y, stage_vector,
                           stage_two_rows_per_load(p->params, p->kind, a->outer_count));
-    emit_stage_two_combine(&e, a, stage_x, stage_y, stage_vector);
+    if (stage_two_in_warps(p->params, a->outer_count))
+        emit_stage_two_combine_in_warps(&e, a, stage_x, stage_y, stage_vector);
+    else
+        emit_stage_two_combine(&e, a, stage_x, stage_y, stage_vector);
     fv_codegen_line(&e, "if (slice == 0 && column_active) {");
     e.indent += 4;
     for (int r = 0; r < a->outer_count; r++) {
