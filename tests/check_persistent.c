@@ -761,9 +761,10 @@ END_TEST
  * divides a warp: LN bwd bf16 16384 x 2048 on an H100 (4 column vectors x
  * 32 slices, 8 slices to a warp) adds them over offsets 4, 8, 16, and the
  * first slice of each of the 4 warps puts dw's and db's sums in a scratch
- * of 4 x 2 rows, read after one barrier in warp order.  At H = 1024 (2 x
- * 64) the offsets start at 2.  RMS bwd bf16 16384 x 16384 on an H200 (32
- * column vectors: one slice to a warp) keeps the scratch row per slice. */
+ * of 4 x 2 rows, read after one barrier in warp order; a second barrier
+ * keeps the scratch until every thread has read it.  At H = 1024 (2 x 64)
+ * the offsets start at 2.  RMS bwd bf16 16384 x 16384 on an H200 (32 column
+ * vectors: one slice to a warp) keeps the scratch row per slice. */
 START_TEST(stage_two_adds_slices_within_warps)
 {
     static const sixteen_bit_target h100 = {"H100", FV_BF16};
@@ -779,6 +780,7 @@ START_TEST(stage_two_adds_slices_within_warps)
         "__syncthreads();",
         "for (int w = 0; w < 4; ++w)",
         "total1[lane] += stage_scratch[w * 2 + 1][(thread_index % 4) * 2 + lane];",
+        "__syncthreads();  // the scratch is read before the next columns'",
         "if (slice == 0 && column_active) {",
         NULL};
     assert_source_in_order(kernel, in_warps);
@@ -789,6 +791,17 @@ START_TEST(stage_two_adds_slices_within_warps)
     static const char *const short_rows[] = {"for (int offset = 2; offset < 32; offset *= 2) {",
                                              NULL};
     assert_source_has(kernel, short_rows);
+    planned_free(&planned);
+
+    /* the warp-specialized kernel's stage 2 spreads over its 12 warps, the
+     * producer's included: 8 column vectors x 48 slices */
+    plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 16384, 2048, FV_APPROACH_WS, "H200", &planned);
+    ck_assert_int_eq(planned.plan.kernel_count, 1);
+    static const char *const warp_specialized[] = {
+        "__shared__ float stage_scratch[24][8 * 2];",
+        "for (int offset = 8; offset < 32; offset *= 2) {",
+        "for (int w = 0; w < 12; ++w)", NULL};
+    assert_source_in_order(&planned.plan.kernels[0], warp_specialized);
     planned_free(&planned);
 
     plan_norm_on(NORM_RMS_BACKWARD, FV_BF16, 16384, 16384, FV_APPROACH_MULTIWAVE, "H200",

@@ -11,7 +11,9 @@ const long long partial_row = (long long)@PARTIAL_GROUP@ * @PARTIALS_PER_GROUP@ 
 @WRITE_PARTIALS@
 cooperative_groups::this_grid().sync();
 // Stage 2: the block's threads as @STAGE_X@ column vectors x @STAGE_Y@
-// slices of the partial rows; slices are added in order.
+// slices of the partial rows; each thread adds its slice's rows in order,
+// then the slices are added in a fixed order (within a warp by shuffles
+// where a warp holds several slices of a column, then warp by warp).
 @STAGE_SCRATCH@
 const int thread_index = threadIdx.y * @LAUNCH_BLOCK_X@ + threadIdx.x;
 const int slice = thread_index / @STAGE_X@;

@@ -2526,7 +2526,7 @@ static bool is_ws_step_value(const fv_segment_view *view, int32_t value)
     return is_row_input(view, value) && fv_dtype_is_float(dtype) && dtype != FV_F64;
 }
 
-enum { WARP_LANES = 32 };  /* lanes of a warp: emit_ws_step_values' shuffles, stage 2's */
+enum { WARP_LANES = 32 };  /* a step's rows per warp shuffle of emit_ws_step_values */
 
 /* True if a warp-specialized kernel with `unroll` rows per step loads its
  * row statistics a step ahead (emit_ws_step_values): it has some
@@ -5037,15 +5037,16 @@ static void emit_partials(persistent_emit *p)
  * then the warps' sums through the scratch: where a warp holds whole groups
  * of slices (stage_x divides 32, several slices to a warp) and a scratch row
  * per (warp, outer reduction) takes no more rows than the slice-per-row
- * form's stage_y.  Otherwise every slice's sum goes through the scratch, a
- * reduction at a time. */
+ * form's stage_y, so the scratch stays within what the shared-memory budgets
+ * count for it (ws_static_shared, STATIC_SHARED_BYTES).  Otherwise every
+ * slice's sum goes through the scratch, a reduction at a time. */
 static bool stage_two_in_warps(const fv_schedule_params *params, int outer_count)
 {
     int stage_x = params->extra[EXTRA_STAGE_X], stage_y = params->extra[EXTRA_STAGE_Y];
     int threads = stage_x * stage_y;
-    if (stage_x >= WARP_LANES || WARP_LANES % stage_x != 0 || threads % WARP_LANES != 0)
+    if (stage_x >= WARP_THREADS || WARP_THREADS % stage_x != 0 || threads % WARP_THREADS != 0)
         return false;
-    return (threads / WARP_LANES) * outer_count <= stage_y;
+    return (threads / WARP_THREADS) * outer_count <= stage_y;
 }
 
 /* Rows of stage 2's scratch ([rows][stage_x * stage_vector] floats): one per
@@ -5053,7 +5054,7 @@ static bool stage_two_in_warps(const fv_schedule_params *params, int outer_count
 static int stage_two_scratch_rows(const fv_schedule_params *params, int outer_count)
 {
     if (stage_two_in_warps(params, outer_count))
-        return params->extra[EXTRA_STAGE_X] * params->extra[EXTRA_STAGE_Y] / WARP_LANES *
+        return params->extra[EXTRA_STAGE_X] * params->extra[EXTRA_STAGE_Y] / WARP_THREADS *
                outer_count;
     return params->extra[EXTRA_STAGE_Y];
 }
@@ -5141,14 +5142,14 @@ static void emit_stage_two_slices(fv_emitter *e, const persistent_analysis *a, i
 static void emit_stage_two_combine_in_warps(fv_emitter *e, const persistent_analysis *a,
                                             int stage_x, int stage_y, int stage_vector)
 {
-    int warps = stage_x * stage_y / WARP_LANES;
+    int warps = stage_x * stage_y / WARP_THREADS;
     char target[48], value[160];
     fv_codegen_line(e, "// The warp's %d slices of each column, added by shuffles.",
-                    WARP_LANES / stage_x);
+                    WARP_THREADS / stage_x);
     for (int r = 0; r < a->outer_count; r++) {
         fv_codegen_line(e, "#pragma unroll");
         fv_codegen_line(e, "for (int offset = %d; offset < %d; offset *= 2) {", stage_x,
-                        WARP_LANES);
+                        WARP_THREADS);
         fv_codegen_line(e, "    #pragma unroll");
         fv_codegen_line(e, "    for (int lane = 0; lane < %d; ++lane) {", stage_vector);
         fv_codegen_line(e, "        const float other = __shfl_xor_sync(0xffffffffu, sum%d[lane], offset);",
@@ -5160,8 +5161,8 @@ static void emit_stage_two_combine_in_warps(fv_emitter *e, const persistent_anal
         fv_codegen_line(e, "    }");
         fv_codegen_line(e, "}");
     }
-    fv_codegen_line(e, "const int warp = thread_index / %d;", WARP_LANES);
-    fv_codegen_line(e, "if (thread_index %% %d < %d) {  // the warp's first slice", WARP_LANES,
+    fv_codegen_line(e, "const int warp = thread_index / %d;", WARP_THREADS);
+    fv_codegen_line(e, "if (thread_index %% %d < %d) {  // the warp's first slice", WARP_THREADS,
                     stage_x);
     for (int r = 0; r < a->outer_count; r++) {
         fv_codegen_line(e, "    for (int lane = 0; lane < %d; ++lane)", stage_vector);
