@@ -764,7 +764,8 @@ END_TEST
  * of 4 x 2 rows, read after one barrier in warp order; a second barrier
  * keeps the scratch until every thread has read it.  At H = 1024 (2 x 64)
  * the offsets start at 2.  RMS bwd bf16 16384 x 16384 on an H200 (32 column
- * vectors: one slice to a warp) keeps the scratch row per slice. */
+ * vectors: one slice to a warp) keeps the scratch row per slice.  `show`
+ * says which. */
 START_TEST(stage_two_adds_slices_within_warps)
 {
     static const sixteen_bit_target h100 = {"H100", FV_BF16};
@@ -785,6 +786,9 @@ START_TEST(stage_two_adds_slices_within_warps)
         NULL};
     assert_source_in_order(kernel, in_warps);
     ck_assert_ptr_null(strstr(kernel->source, "stage_scratch[slice]"));
+    ck_assert_msg(strstr(kernel->params.description,
+                         "stage 2 4 x 32 threads of 2-element vectors (slices added within warps)") != NULL,
+                  "%s", kernel->params.description);
     planned_free(&planned);
 
     kernel = plan_layer_norm_backward(&h100, 1024, &planned);
@@ -812,6 +816,7 @@ START_TEST(stage_two_adds_slices_within_warps)
         "for (int y = 0; y < 16; ++y)", NULL};
     assert_source_has(kernel, per_slice);
     ck_assert_ptr_null(strstr(kernel->source, "__shfl_xor_sync(0xffffffffu, sum0[lane]"));
+    ck_assert_ptr_null(strstr(kernel->params.description, "within warps"));
     planned_free(&planned);
 }
 END_TEST
@@ -1950,7 +1955,7 @@ START_TEST(odd_backward_rows_compute_on_span_chunks)
     ck_assert_int_eq(chosen.params.vector, 8);
     ck_assert_int_eq(chosen.launch.grid[0] % 8, 0);
     ck_assert_msg(strstr(chosen.params.description, "partials added over clusters") == NULL &&
-                      strstr(chosen.params.description, "threads of 1-element vectors; candidates") != NULL,
+                      strstr(chosen.params.description, "threads of 1-element vectors (slices added within warps); candidates") != NULL,
                   "%s", chosen.params.description);
     assert_fits(&chosen, "H200", 16384);
     choose_norm(NORM_RMS_BACKWARD, FV_F16, 2049, 8191, FV_APPROACH_AUTO, "H100", &chosen);

@@ -2290,6 +2290,8 @@ static void set_stage_two(fv_schedule_params *params, int64_t inner, int grid, i
     params->extra[EXTRA_STAGE_VECTOR] = stage_vector;
 }
 
+static bool stage_two_in_warps(const fv_schedule_params *params, int outer_count);
+
 static fv_status inner_outer_choose(const fv_segment_view *view, const fv_case *c,
                                     const fv_device *device, fv_schedule_params *params)
 {
@@ -2333,14 +2335,16 @@ static fv_status inner_outer_choose(const fv_segment_view *view, const fv_case *
     snprintf(params->description, sizeof params->description,
              "multi-wave inner-outer persistent: %s%d x %d threads, batch %d of %d-element "
              "%s, %s, ~%d registers (%d spare), %d blocks/SM (limited by %s), one wave of %d "
-             "blocks%s, stage 2 %d x %d threads of %d-element vectors; candidates: %s",
+             "blocks%s, stage 2 %d x %d threads of %d-element vectors%s; candidates: %s",
              rows_per_block, best.block_x, best.block_y, params->serial, params->vector,
              best.span_batch > 0 ? SPAN_CHUNKS_TEXT "; the partials at the block's shift)"
                                  : "vectors",
              placement,
              best.registers, best.spare,
              best.blocks_per_sm, best.limit, best.grid, partial_clusters, stage_x,
-             best.threads / stage_x, stage_vector, fv_text_str(&considered));
+             best.threads / stage_x, stage_vector,
+             stage_two_in_warps(params, outer_reductions) ? " (slices added within warps)" : "",
+             fv_text_str(&considered));
     fv_text_free(&considered);
     return FV_OK;
 }
