@@ -5037,6 +5037,12 @@ static void emit_partials(persistent_emit *p)
     }
 }
 
+/* Warps of the threads stage 2 spreads over (stage_x x stage_y). */
+static int stage_two_warps(const fv_schedule_params *params)
+{
+    return params->extra[EXTRA_STAGE_X] * params->extra[EXTRA_STAGE_Y] / WARP_THREADS;
+}
+
 /* True if stage 2 adds a column's slices within each warp by shuffles and
  * then the warps' sums through the scratch: where a warp holds whole groups
  * of slices (stage_x divides 32, several slices to a warp) and a scratch row
@@ -5047,10 +5053,10 @@ static void emit_partials(persistent_emit *p)
 static bool stage_two_in_warps(const fv_schedule_params *params, int outer_count)
 {
     int stage_x = params->extra[EXTRA_STAGE_X], stage_y = params->extra[EXTRA_STAGE_Y];
-    int threads = stage_x * stage_y;
-    if (stage_x >= WARP_THREADS || WARP_THREADS % stage_x != 0 || threads % WARP_THREADS != 0)
+    if (stage_x >= WARP_THREADS || WARP_THREADS % stage_x != 0 ||
+        stage_x * stage_y % WARP_THREADS != 0)
         return false;
-    return (threads / WARP_THREADS) * outer_count <= stage_y;
+    return stage_two_warps(params) * outer_count <= stage_y;
 }
 
 /* Rows of stage 2's scratch ([rows][stage_x * stage_vector] floats): one per
@@ -5058,19 +5064,18 @@ static bool stage_two_in_warps(const fv_schedule_params *params, int outer_count
 static int stage_two_scratch_rows(const fv_schedule_params *params, int outer_count)
 {
     if (stage_two_in_warps(params, outer_count))
-        return params->extra[EXTRA_STAGE_X] * params->extra[EXTRA_STAGE_Y] / WARP_THREADS *
-               outer_count;
+        return stage_two_warps(params) * outer_count;
     return params->extra[EXTRA_STAGE_Y];
 }
 
-/* True if stage 2's scratch (stage_two_scratch_rows x stage_x * stage_vector floats)
+/* True if stage 2's scratch (`scratch_rows` x stage_x * stage_vector floats)
  * reuses the row buffers' dynamic shared memory, free once the grid has
  * synchronized, instead of static shared memory: in kernels with outer
  * partials in shared memory (see stats_with_rows). */
-static bool shared_stage_scratch(const fv_schedule_params *params, int outer_count)
+static bool shared_stage_scratch(const fv_schedule_params *params, int scratch_rows)
 {
-    int64_t bytes = (int64_t)stage_two_scratch_rows(params, outer_count) *
-                    params->extra[EXTRA_STAGE_X] * params->extra[EXTRA_STAGE_VECTOR] * 4;
+    int64_t bytes = (int64_t)scratch_rows * params->extra[EXTRA_STAGE_X] *
+                    params->extra[EXTRA_STAGE_VECTOR] * 4;
     return params->extra[EXTRA_SHARED_PARTIALS] != 0 &&
            params->extra[EXTRA_SHARED_BYTES] >= bytes;
 }
@@ -5138,16 +5143,35 @@ static void emit_stage_two_slices(fv_emitter *e, const persistent_analysis *a, i
     fv_codegen_line(e, "}");
 }
 
+/* Stage 2: declares total<r>[stage_vector] and adds into it, in order,
+ * the scratch entries of this thread's column in rows `row` for `index` =
+ * 0 .. count - 1 (one per slice, or one per warp). */
+static void emit_stage_two_total(fv_emitter *e, const fv_op *op, int r, int stage_x,
+                                 int stage_vector, const char *index, int count, const char *row)
+{
+    char target[48], value[160];
+    fv_codegen_line(e, "float total%d[%d];", r, stage_vector);
+    fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane) {", stage_vector);
+    fv_codegen_line(e, "    total%d[lane] = %s;", r, fv_family_reduction_identity(op));
+    fv_codegen_line(e, "    for (int %s = 0; %s < %d; ++%s)", index, index, count, index);
+    snprintf(target, sizeof target, "total%d[lane]", r);
+    snprintf(value, sizeof value, "stage_scratch[%s][(thread_index %% %d) * %d + lane]", row,
+             stage_x, stage_vector);
+    e->indent += 8;
+    fv_family_combine(e, op, target, value);
+    e->indent -= 8;
+    fv_codegen_line(e, "}");
+}
+
 /* Stage 2's second part with stage_two_in_warps: each warp adds its slices
  * of a column by shuffles (offsets stage_x, 2 stage_x, ... 16: a fixed tree,
  * and every lane of a column ends with the same bits), its first slice puts
  * the warp's sums in the scratch, and after one barrier each thread adds the
  * warps' sums in warp order. */
 static void emit_stage_two_combine_in_warps(fv_emitter *e, const persistent_analysis *a,
-                                            int stage_x, int stage_y, int stage_vector)
+                                            int stage_x, int warps, int stage_vector)
 {
-    int warps = stage_x * stage_y / WARP_THREADS;
-    char target[48], value[160];
+    char target[48], row[32];
     fv_codegen_line(e, "// The warp's %d slices of each column, added by shuffles.",
                     WARP_THREADS / stage_x);
     for (int r = 0; r < a->outer_count; r++) {
@@ -5176,17 +5200,8 @@ static void emit_stage_two_combine_in_warps(fv_emitter *e, const persistent_anal
     fv_codegen_line(e, "}");
     fv_codegen_line(e, "__syncthreads();");
     for (int r = 0; r < a->outer_count; r++) {
-        fv_codegen_line(e, "float total%d[%d];", r, stage_vector);
-        fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane) {", stage_vector);
-        fv_codegen_line(e, "    total%d[lane] = %s;", r, fv_family_reduction_identity(a->outer[r]));
-        fv_codegen_line(e, "    for (int w = 0; w < %d; ++w)", warps);
-        snprintf(target, sizeof target, "total%d[lane]", r);
-        snprintf(value, sizeof value, "stage_scratch[w * %d + %d][(thread_index %% %d) * %d + lane]",
-                 a->outer_count, r, stage_x, stage_vector);
-        e->indent += 8;
-        fv_family_combine(e, a->outer[r], target, value);
-        e->indent -= 8;
-        fv_codegen_line(e, "}");
+        snprintf(row, sizeof row, "w * %d + %d", a->outer_count, r);
+        emit_stage_two_total(e, a->outer[r], r, stage_x, stage_vector, "w", warps, row);
     }
     fv_codegen_line(e, "__syncthreads();  // the scratch is read before the next columns'");
 }
@@ -5196,24 +5211,12 @@ static void emit_stage_two_combine_in_warps(fv_emitter *e, const persistent_anal
 static void emit_stage_two_combine(fv_emitter *e, const persistent_analysis *a, int stage_x,
                                    int stage_y, int stage_vector)
 {
-    char target[48], value[160];
     for (int r = 0; r < a->outer_count; r++) {
-        const fv_op *op = a->outer[r];
         fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane)", stage_vector);
         fv_codegen_line(e, "    stage_scratch[slice][(thread_index %% %d) * %d + lane] = sum%d[lane];",
                         stage_x, stage_vector, r);
         fv_codegen_line(e, "__syncthreads();");
-        fv_codegen_line(e, "float total%d[%d];", r, stage_vector);
-        fv_codegen_line(e, "for (int lane = 0; lane < %d; ++lane) {", stage_vector);
-        fv_codegen_line(e, "    total%d[lane] = %s;", r, fv_family_reduction_identity(op));
-        fv_codegen_line(e, "    for (int y = 0; y < %d; ++y)", stage_y);
-        snprintf(target, sizeof target, "total%d[lane]", r);
-        snprintf(value, sizeof value, "stage_scratch[y][(thread_index %% %d) * %d + lane]", stage_x,
-                 stage_vector);
-        e->indent += 8;
-        fv_family_combine(e, op, target, value);
-        e->indent -= 8;
-        fv_codegen_line(e, "}");
+        emit_stage_two_total(e, a->outer[r], r, stage_x, stage_vector, "y", stage_y, "y");
         fv_codegen_line(e, "__syncthreads();");
     }
 }
@@ -5228,7 +5231,7 @@ static fv_status emit_stage_two(persistent_emit *p)
     int stage_y = p->params->extra[EXTRA_STAGE_Y];
     int scratch_columns = stage_x * stage_vector;
     int scratch_rows = stage_two_scratch_rows(p->params, a->outer_count);
-    if (shared_stage_scratch(p->params, a->outer_count))
+    if (shared_stage_scratch(p->params, scratch_rows))
         snprintf(p->stage_scratch, sizeof p->stage_scratch,
                  "float (*const stage_scratch)[%d] = reinterpret_cast<float (*)[%d]>(row_buffers);"
                  "  // [%d][%d]: the rows are done",
@@ -5243,7 +5246,7 @@ static fv_status emit_stage_two(persistent_emit *p)
     emit_stage_two_slices(&e, a, stage_y, stage_vector,
                           stage_two_rows_per_load(p->params, p->kind, a->outer_count));
     if (stage_two_in_warps(p->params, a->outer_count))
-        emit_stage_two_combine_in_warps(&e, a, stage_x, stage_y, stage_vector);
+        emit_stage_two_combine_in_warps(&e, a, stage_x, stage_two_warps(p->params), stage_vector);
     else
         emit_stage_two_combine(&e, a, stage_x, stage_y, stage_vector);
     fv_codegen_line(&e, "if (slice == 0 && column_active) {");
