@@ -311,14 +311,14 @@ START_TEST(norm_backward_is_one_persistent_kernel)
     free(source);
 
     /* a warp per 1024-wide bf16 row: warp-only inner reductions; the
-     * block's 4 rows add their partials in shared memory, in order, and
-     * write one partial row per block */
+     * block's 4 rows add their partials in shared memory (dw's and db's
+     * together), in order, and write one partial row per block */
     source = generate_one(multiwave_families, NORM_LAYER_BACKWARD, FV_BF16, 16384, 1024,
                           "inner_outer_persistent");
     code = kernel_code(source);
     ck_assert_ptr_nonnull(strstr(code, "fv_row_sum_group<32, 2>(sums1, reduction_scratch);"));
     ck_assert_ptr_nonnull(strstr(code, "const long long partial_rows = (long long)gridDim.x * 1;"));
-    ck_assert_ptr_nonnull(strstr(code, "fv_store<8>(combined + threadIdx.y * 1024 + column, partial1[b]);"));
+    ck_assert_ptr_nonnull(strstr(code, "fv_store<8>(combined + (4 + threadIdx.y) * 1024 + column, partial1[b]);"));
     ck_assert_ptr_nonnull(strstr(code, "for (int y = 1; y < 4; ++y) {"));
     free(source);
 

@@ -837,6 +837,74 @@ START_TEST(row_buffers_start_on_a_128_byte_line)
 }
 END_TEST
 
+/* Counts the occurrences of `text` in `source`. */
+static int occurrences(const char *source, const char *text)
+{
+    int count = 0;
+    for (const char *at = strstr(source, text); at != NULL; at = strstr(at + 1, text))
+        count++;
+    return count;
+}
+
+/* A block of a warp per row adds its row groups' dw and db partials in one
+ * pass over shared memory: every row group stores both reductions' partials
+ * ([2][4][1024] floats in LN bwd bf16 16384 x 1024), one barrier, then row
+ * group y adds the 4 groups' vectors of its batch slice y (32 x 4 threads,
+ * batch 4) in row-group order and writes them to the block's workspace row.
+ * RMS norm (dw alone) takes the same form.  A block of two rows of 128
+ * threads (LN bwd fp32 16384 x 4096 on an H200) adds one reduction at a
+ * time, row group 0 adding every slice. */
+START_TEST(row_groups_combine_partials_in_one_pass)
+{
+    planned_kernel planned;
+    plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 16384, 1024, FV_APPROACH_MULTIWAVE, "H200",
+                 &planned);
+    ck_assert_int_eq(planned.plan.kernel_count, 1);
+    const fv_kernel_plan *kernel = &planned.plan.kernels[0];
+    static const char *const one_pass[] = {
+        "float *const combined = reinterpret_cast<float *>(row_buffers);  // [2][4][1024]",
+        "__syncthreads();  // the row buffers (or the previous sums) are read",
+        "fv_store<8>(combined + threadIdx.y * 1024 + column, partial0[b]);",
+        "fv_store<8>(combined + (4 + threadIdx.y) * 1024 + column, partial1[b]);",
+        "__syncthreads();",
+        "for (int b = threadIdx.y; b < 4; b += 4) {",
+        "fv_load<8>(combined + column, sum0);",
+        "fv_load<8>(combined + y * 1024 + column, other);",
+        "fv_store<8>(workspace + ((long long)0 * partial_rows + partial_row) * inner + column, sum0);",
+        "fv_load<8>(combined + 4096 + column, sum1);",
+        "fv_load<8>(combined + (4 + y) * 1024 + column, other);",
+        "fv_store<8>(workspace + ((long long)1 * partial_rows + partial_row) * inner + column, sum1);",
+        "cooperative_groups::this_grid().sync();",
+        NULL};
+    assert_source_in_order(kernel, one_pass);
+    ck_assert_int_eq(occurrences(kernel->source, "the row buffers (or the previous sums) are read"), 1);
+    ck_assert_ptr_null(strstr(kernel->source, "if (threadIdx.y == 0) {"));
+    planned_free(&planned);
+
+    plan_norm_on(NORM_RMS_BACKWARD, FV_BF16, 16384, 1024, FV_APPROACH_MULTIWAVE, "H200",
+                 &planned);
+    static const char *const dw_alone[] = {
+        "float *const combined = reinterpret_cast<float *>(row_buffers);  // [4][1024]",
+        "for (int b = threadIdx.y; b < 4; b += 4) {", NULL};
+    assert_source_in_order(&planned.plan.kernels[0], dw_alone);
+    planned_free(&planned);
+
+    plan_norm_on(NORM_LAYER_BACKWARD, FV_F32, 16384, 4096, FV_APPROACH_MULTIWAVE, "H200",
+                 &planned);
+    ck_assert_int_eq(planned.plan.kernels[0].params.block_y, 2);
+    static const char *const two_rows[] = {
+        "float *const combined = reinterpret_cast<float *>(row_buffers);  // [2][4096]",
+        "if (threadIdx.y == 0) {",
+        "fv_store<4>(workspace + ((long long)0 * partial_rows + partial_row) * inner + column, sum);",
+        "__syncthreads();  // the row buffers (or the previous sums) are read",
+        "fv_store<4>(combined + threadIdx.y * 4096 + column, partial1[b]);",
+        "if (threadIdx.y == 0) {", NULL};
+    assert_source_in_order(&planned.plan.kernels[0], two_rows);
+    ck_assert_ptr_null(strstr(planned.plan.kernels[0].source, "b = threadIdx.y;"));
+    planned_free(&planned);
+}
+END_TEST
+
 /* A LN bwd kernel with dw's partials in registers ([batch][8] floats a
  * thread) and db's in shared memory at byte `offset` of the row buffers,
  * indexed by `index` ("column", or "offset" in a cluster's slice), whose
@@ -2891,6 +2959,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, clustered_kernels_store_rows_around_l1);
     tcase_add_test(tcase, stage_two_loads_a_threads_rows_at_once);
     tcase_add_test(tcase, stage_two_adds_slices_within_warps);
+    tcase_add_test(tcase, row_groups_combine_partials_in_one_pass);
     tcase_add_test(tcase, row_buffers_start_on_a_128_byte_line);
     tcase_add_test(tcase, clustered_rows_keep_partials_in_shared_memory);
     tcase_add_test(tcase, oversized_rows_fall_back);

@@ -3089,12 +3089,17 @@ static const char *row_groups(const fv_schedule_params *params)
 }
 
 /* The loop over a thread's batch of slices of the row (in clusters, of the
- * block's slice of the row), after `pragma` (its unrolling). */
-static void open_batch_loop_after(fv_emitter *e, const fv_schedule_params *params,
-                                  const char *guard, const char *pragma)
+ * block's slice of the row), after `pragma` (its unrolling): slices
+ * `first`, first + step, ... (an expression and a constant). */
+static void open_batch_loop_from(fv_emitter *e, const fv_schedule_params *params,
+                                 const char *guard, const char *pragma, const char *first,
+                                 int step)
 {
     fv_codegen_line(e, "%s", pragma);
-    fv_codegen_line(e, "for (int b = 0; b < %d; ++b) {", params->serial);
+    if (step == 1)
+        fv_codegen_line(e, "for (int b = %s; b < %d; ++b) {", first, params->serial);
+    else
+        fv_codegen_line(e, "for (int b = %s; b < %d; b += %d) {", first, params->serial, step);
     e->indent += 4;
     if (clustered(params)) {
         fv_codegen_line(e, "const int offset = (b * %d + threadIdx.x) * %d;  // in the slice",
@@ -3118,6 +3123,12 @@ static void open_batch_loop_after(fv_emitter *e, const fv_schedule_params *param
         fv_codegen_line(e, "if (%scolumn < inner) {", guard);
     }
     e->indent += 4;
+}
+
+static void open_batch_loop_after(fv_emitter *e, const fv_schedule_params *params,
+                                  const char *guard, const char *pragma)
+{
+    open_batch_loop_from(e, params, guard, pragma, "0", 1);
 }
 
 /* open_batch_loop_after, wholly unrolled (the batch's arrays live in
@@ -4861,9 +4872,6 @@ static fv_status emit_epilogue(persistent_emit *p)
     return FV_OK;
 }
 
-/* The block's row groups add their partials in shared memory, in row-group
- * order, over the row buffers (no longer read once every thread is past
- * the first barrier); row group 0 writes the block's partial row. */
 /* The sum (or other outer reduction `reduction`) of `count` vectors of
  * `width` floats into `sum`, in order: the first at address `first`, then
  * those at `others` (an address in `index`, from 1); stored into outer
@@ -4890,32 +4898,96 @@ static void emit_sum_in_order(fv_emitter *e, const fv_op *reduction, int r, int 
                     width, r, sum);
 }
 
+/* True if the block's row groups combine their partials in one pass
+ * (emit_combined_partials): where each row group is one warp (rows of at
+ * most 128 vectors), the row buffers' shared memory holds every outer
+ * reduction's partials of every row group at once ([reduction][row group]
+ * [columns] floats), and none of the partials is kept in shared memory. */
+static bool combine_in_one_pass(const fv_schedule_params *params, int outer_count)
+{
+    return params->block_x == WARP_THREADS && !span_lanes(params) &&
+           params->extra[EXTRA_SHARED_PARTIALS] == 0 &&
+           (int64_t)params->extra[EXTRA_SHARED_BYTES] >=
+               (int64_t)outer_count * params->block_y * row_capacity(params) * 4;
+}
+
+/* The address of row group `group`'s partials of outer reduction `r`
+ * (counted from the first of the reductions combined together) at
+ * `column`, in the combine's shared memory ([reductions][row groups]
+ * [capacity] floats). */
+static void combined_address(char *out, size_t size, int r, const char *group, int block_y,
+                             int capacity)
+{
+    if (strcmp(group, "0") == 0 && r == 0)
+        snprintf(out, size, "combined + column");
+    else if (strcmp(group, "0") == 0)
+        snprintf(out, size, "combined + %d + column", r * block_y * capacity);
+    else if (r == 0)
+        snprintf(out, size, "combined + %s * %d + column", group, capacity);
+    else
+        snprintf(out, size, "combined + (%d + %s) * %d + column", r * block_y, group, capacity);
+}
+
+/* The block's row groups add their partials in shared memory, in row-group
+ * order, over the row buffers (no longer read once every thread is past
+ * the first barrier).  In one pass where combine_in_one_pass: every row
+ * group stores all its partials, and after one barrier row group y adds up
+ * the row groups' vectors of its slices y, y + block_y, ... and writes them
+ * to the block's partial row.  Otherwise one outer reduction at a time, row
+ * group 0 adding up every slice.  H200, N = 16384, one pass against one at
+ * a time: LN bwd bf16 / fp16 x 1024 and x 768 (a warp per row) -0.6..+1.7%,
+ * mean +0.8%, over three calls, RMS bwd +0.2%; in blocks of two rows of 128
+ * threads one pass lost 1.8-2.2% at LN bwd 16-bit x 8192 and kept one at a
+ * time (bench/results/h200-2026-12-01.md). */
 static void emit_combined_partials(persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
     const persistent_analysis *a = &p->analysis;
     fv_emitter *e = &p->e;
     int capacity = row_capacity(params);
+    bool one_pass = combine_in_one_pass(params, a->outer_count);
+    int together = one_pass ? a->outer_count : 1;
     fv_codegen_line(e, "// The block's %d row groups add their partials together, in order.", params->block_y);
-    fv_codegen_line(e, "float *const combined = reinterpret_cast<float *>(row_buffers);  // [%d][%d]",
-                    params->block_y, capacity);
-    for (int r = 0; r < a->outer_count; r++) {
+    if (together > 1)
+        fv_codegen_line(e, "float *const combined = reinterpret_cast<float *>(row_buffers);  // [%d][%d][%d]",
+                        together, params->block_y, capacity);
+    else
+        fv_codegen_line(e, "float *const combined = reinterpret_cast<float *>(row_buffers);  // [%d][%d]",
+                        params->block_y, capacity);
+    for (int first = 0; first < a->outer_count; first += together) {
+        int end = first + together < a->outer_count ? first + together : a->outer_count;
+        char address[96], others[96];
         fv_codegen_line(e, "__syncthreads();  // the row buffers (or the previous sums) are read");
         open_batch_loop(e, params, "");
-        fv_codegen_line(e, "fv_store<%d>(combined + threadIdx.y * %d + column, partial%d[b]);",
-                        params->vector, capacity, r);
+        for (int r = first; r < end; r++) {
+            combined_address(address, sizeof address, r - first, "threadIdx.y", params->block_y,
+                             capacity);
+            fv_codegen_line(e, "fv_store<%d>(%s, partial%d[b]);", params->vector, address, r);
+        }
         close_batch_loop(e);
         fv_codegen_line(e, "__syncthreads();");
-        fv_codegen_line(e, "if (threadIdx.y == 0) {");
-        e->indent += 4;
-        open_batch_loop(e, params, "");
-        char others[64];
-        snprintf(others, sizeof others, "combined + y * %d + column", capacity);
-        emit_sum_in_order(e, a->outer[r], r, params->vector, "sum", "combined + column", "y",
-                          params->block_y, others);
+        if (one_pass) {
+            fv_codegen_line(e, "// Row group y adds up the slices y, y + %d, ...", params->block_y);
+            open_batch_loop_from(e, params, "", "#pragma unroll", "threadIdx.y", params->block_y);
+        } else {
+            fv_codegen_line(e, "if (threadIdx.y == 0) {");
+            e->indent += 4;
+            open_batch_loop(e, params, "");
+        }
+        for (int r = first; r < end; r++) {
+            char sum[16] = "sum";
+            if (together > 1)
+                snprintf(sum, sizeof sum, "sum%d", r);
+            combined_address(address, sizeof address, r - first, "0", params->block_y, capacity);
+            combined_address(others, sizeof others, r - first, "y", params->block_y, capacity);
+            emit_sum_in_order(e, a->outer[r], r, params->vector, sum, address, "y",
+                              params->block_y, others);
+        }
         close_batch_loop(e);
-        e->indent -= 4;
-        fv_codegen_line(e, "}");
+        if (!one_pass) {
+            e->indent -= 4;
+            fv_codegen_line(e, "}");
+        }
     }
 }
 
