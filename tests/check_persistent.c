@@ -837,23 +837,29 @@ START_TEST(row_buffers_start_on_a_128_byte_line)
 }
 END_TEST
 
-/* Counts the occurrences of `text` in `source`. */
-static int occurrences(const char *source, const char *text)
+/* The kernel's code from its row groups' combine of partials to the grid
+ * sync (the rest of the source holds helpers that may use the same text). */
+static char *combine_section(const fv_kernel_plan *kernel)
 {
-    int count = 0;
-    for (const char *at = strstr(source, text); at != NULL; at = strstr(at + 1, text))
-        count++;
-    return count;
+    const char *start = strstr(kernel->source, "row groups add their partials together");
+    ck_assert_ptr_nonnull(start);
+    const char *end = strstr(start, "cooperative_groups::this_grid().sync();");
+    ck_assert_ptr_nonnull(end);
+    char *section = strndup(start, (size_t)(end - start));
+    ck_assert_ptr_nonnull(section);
+    return section;
 }
 
 /* A block of a warp per row adds its row groups' dw and db partials in one
  * pass over shared memory: every row group stores both reductions' partials
- * ([2][4][1024] floats in LN bwd bf16 16384 x 1024), one barrier, then row
- * group y adds the 4 groups' vectors of its batch slice y (32 x 4 threads,
- * batch 4) in row-group order and writes them to the block's workspace row.
- * RMS norm (dw alone) takes the same form.  A block of two rows of 128
- * threads (LN bwd fp32 16384 x 4096 on an H200) adds one reduction at a
- * time, row group 0 adding every slice. */
+ * ([2][4][1024] floats in LN bwd bf16 16384 x 1024), and after the barrier
+ * that follows the stores (two barriers in all) row group y adds the 4
+ * groups' vectors of its batch slice y (32 x 4 threads, batch 4) in
+ * row-group order and writes them to the block's workspace row.  RMS norm
+ * (dw alone) takes the same form; at H = 768 (batch 3) row group 3 adds
+ * nothing, and at H = 1000 the last slice's columns past the row are
+ * guarded.  A block of two rows of 128 threads (LN bwd fp32 16384 x 4096 on
+ * an H200) adds one reduction at a time, row group 0 adding every slice. */
 START_TEST(row_groups_combine_partials_in_one_pass)
 {
     planned_kernel planned;
@@ -877,8 +883,10 @@ START_TEST(row_groups_combine_partials_in_one_pass)
         "cooperative_groups::this_grid().sync();",
         NULL};
     assert_source_in_order(kernel, one_pass);
-    ck_assert_int_eq(occurrences(kernel->source, "the row buffers (or the previous sums) are read"), 1);
-    ck_assert_ptr_null(strstr(kernel->source, "if (threadIdx.y == 0) {"));
+    char *section = combine_section(kernel);
+    ck_assert_int_eq(fv_test_count_occurrences(section, "__syncthreads();"), 2);
+    ck_assert_ptr_null(strstr(section, "if (threadIdx.y == 0) {"));
+    free(section);
     planned_free(&planned);
 
     plan_norm_on(NORM_RMS_BACKWARD, FV_BF16, 16384, 1024, FV_APPROACH_MULTIWAVE, "H200",
@@ -887,6 +895,25 @@ START_TEST(row_groups_combine_partials_in_one_pass)
         "float *const combined = reinterpret_cast<float *>(row_buffers);  // [4][1024]",
         "for (int b = threadIdx.y; b < 4; b += 4) {", NULL};
     assert_source_in_order(&planned.plan.kernels[0], dw_alone);
+    planned_free(&planned);
+
+    plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 16384, 768, FV_APPROACH_MULTIWAVE, "H200",
+                 &planned);
+    static const char *const batch_of_three[] = {
+        "float *const combined = reinterpret_cast<float *>(row_buffers);  // [2][4][768]",
+        "for (int b = threadIdx.y; b < 3; b += 4) {", NULL};
+    assert_source_in_order(&planned.plan.kernels[0], batch_of_three);
+    planned_free(&planned);
+
+    plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 16384, 1000, FV_APPROACH_MULTIWAVE, "H200",
+                 &planned);
+    static const char *const past_the_row[] = {
+        "float *const combined = reinterpret_cast<float *>(row_buffers);  // [2][4][1024]",
+        "for (int b = threadIdx.y; b < 4; b += 4) {",
+        "const long long column = ((long long)b * 32 + threadIdx.x) * 8;",
+        "if (column < inner) {",
+        "fv_load<8>(combined + column, sum0);", NULL};
+    assert_source_in_order(&planned.plan.kernels[0], past_the_row);
     planned_free(&planned);
 
     plan_norm_on(NORM_LAYER_BACKWARD, FV_F32, 16384, 4096, FV_APPROACH_MULTIWAVE, "H200",
@@ -900,7 +927,10 @@ START_TEST(row_groups_combine_partials_in_one_pass)
         "fv_store<4>(combined + threadIdx.y * 4096 + column, partial1[b]);",
         "if (threadIdx.y == 0) {", NULL};
     assert_source_in_order(&planned.plan.kernels[0], two_rows);
-    ck_assert_ptr_null(strstr(planned.plan.kernels[0].source, "b = threadIdx.y;"));
+    section = combine_section(&planned.plan.kernels[0]);
+    ck_assert_int_eq(fv_test_count_occurrences(section, "__syncthreads();"), 4);
+    ck_assert_ptr_null(strstr(section, "b = threadIdx.y;"));
+    free(section);
     planned_free(&planned);
 }
 END_TEST

@@ -3125,6 +3125,7 @@ static void open_batch_loop_from(fv_emitter *e, const fv_schedule_params *params
     e->indent += 4;
 }
 
+/* open_batch_loop_from over every slice, from 0. */
 static void open_batch_loop_after(fv_emitter *e, const fv_schedule_params *params,
                                   const char *guard, const char *pragma)
 {
@@ -4899,28 +4900,29 @@ static void emit_sum_in_order(fv_emitter *e, const fv_op *reduction, int r, int 
 }
 
 /* True if the block's row groups combine their partials in one pass
- * (emit_combined_partials): where each row group is one warp (rows of at
- * most 128 vectors), the row buffers' shared memory holds every outer
- * reduction's partials of every row group at once ([reduction][row group]
- * [columns] floats), and none of the partials is kept in shared memory. */
+ * (emit_combined_partials): where each row group is one warp and the row
+ * buffers' shared memory holds every outer reduction's partials of every
+ * row group at once ([reduction][row group][row capacity] floats).  Blocks
+ * whose rows take several warps, or several rows a warp, add one reduction
+ * at a time.  (combine_partials has already ruled out span chunks and
+ * partials in shared memory: both come with one row per block.) */
 static bool combine_in_one_pass(const fv_schedule_params *params, int outer_count)
 {
-    return params->block_x == WARP_THREADS && !span_lanes(params) &&
-           params->extra[EXTRA_SHARED_PARTIALS] == 0 &&
+    return params->block_x == WARP_THREADS &&
            (int64_t)params->extra[EXTRA_SHARED_BYTES] >=
                (int64_t)outer_count * params->block_y * row_capacity(params) * 4;
 }
 
-/* The address of row group `group`'s partials of outer reduction `r`
- * (counted from the first of the reductions combined together) at
- * `column`, in the combine's shared memory ([reductions][row groups]
- * [capacity] floats). */
+/* The address, in the combine's shared memory ([reductions][row groups]
+ * [capacity] floats), of the partials at `column` of outer reduction `r`
+ * (counted from the first reduction of the pass) of row group `group` (an
+ * expression; NULL for row group 0). */
 static void combined_address(char *out, size_t size, int r, const char *group, int block_y,
                              int capacity)
 {
-    if (strcmp(group, "0") == 0 && r == 0)
+    if (group == NULL && r == 0)
         snprintf(out, size, "combined + column");
-    else if (strcmp(group, "0") == 0)
+    else if (group == NULL)
         snprintf(out, size, "combined + %d + column", r * block_y * capacity);
     else if (r == 0)
         snprintf(out, size, "combined + %s * %d + column", group, capacity);
@@ -4928,66 +4930,90 @@ static void combined_address(char *out, size_t size, int r, const char *group, i
         snprintf(out, size, "combined + (%d + %s) * %d + column", r * block_y, group, capacity);
 }
 
+/* Every row group stores its partials of outer reductions first .. end - 1
+ * into the combine's shared memory, between two barriers: the first waits
+ * until the row buffers (or the previous reduction's sums) are read. */
+static void emit_combined_stores(persistent_emit *p, int first, int end)
+{
+    const fv_schedule_params *params = p->params;
+    fv_emitter *e = &p->e;
+    char address[96];
+    fv_codegen_line(e, "__syncthreads();  // the row buffers (or the previous sums) are read");
+    open_batch_loop(e, params, "");
+    for (int r = first; r < end; r++) {
+        combined_address(address, sizeof address, r - first, "threadIdx.y", params->block_y,
+                         row_capacity(params));
+        fv_codegen_line(e, "fv_store<%d>(%s, partial%d[b]);", params->vector, address, r);
+    }
+    close_batch_loop(e);
+    fv_codegen_line(e, "__syncthreads();");
+}
+
+/* Adds up, in row-group order, the row groups' vectors of outer reductions
+ * first .. end - 1 at the current slice's column into sum<r> (`sum` alone
+ * where the pass holds one reduction) and stores them in the block's
+ * workspace row. */
+static void emit_combined_sums(persistent_emit *p, int first, int end)
+{
+    const fv_schedule_params *params = p->params;
+    int capacity = row_capacity(params);
+    for (int r = first; r < end; r++) {
+        char sum[16] = "sum", address[96], others[96];
+        if (end - first > 1)
+            snprintf(sum, sizeof sum, "sum%d", r);
+        combined_address(address, sizeof address, r - first, NULL, params->block_y, capacity);
+        combined_address(others, sizeof others, r - first, "y", params->block_y, capacity);
+        emit_sum_in_order(&p->e, p->analysis.outer[r], r, params->vector, sum, address, "y",
+                          params->block_y, others);
+    }
+}
+
 /* The block's row groups add their partials in shared memory, in row-group
  * order, over the row buffers (no longer read once every thread is past
- * the first barrier).  In one pass where combine_in_one_pass: every row
- * group stores all its partials, and after one barrier row group y adds up
- * the row groups' vectors of its slices y, y + block_y, ... and writes them
- * to the block's partial row.  Otherwise one outer reduction at a time, row
- * group 0 adding up every slice.  H200, N = 16384, one pass against one at
- * a time: LN bwd bf16 / fp16 x 1024 and x 768 (a warp per row) -0.6..+1.7%,
+ * the first barrier), and write the block's partial row.  In one pass where
+ * combine_in_one_pass: every row group stores all its partials, and after
+ * the barrier that follows the stores row group y adds up the row groups'
+ * vectors of its slices y, y + block_y, ...: two barriers in all.
+ * Otherwise one outer reduction at a time, row group 0 adding up every
+ * slice: two barriers per reduction.  The order of the additions, and so
+ * the result, is the same.  H200, N = 16384, one pass against one at a
+ * time: LN bwd bf16 / fp16 x 768 and x 1024 (a warp per row) -0.6..+1.7%,
  * mean +0.8%, over three calls, RMS bwd +0.2%; in blocks of two rows of 128
- * threads one pass lost 1.8-2.2% at LN bwd 16-bit x 8192 and kept one at a
- * time (bench/results/h200-2026-12-01.md). */
+ * threads one pass lost 1.8-2.2% at LN bwd 16-bit x 8192, so they keep one
+ * at a time (bench/results/h200-2026-12-01.md); blocks of several rows to a
+ * warp were not measured and keep it too. */
 static void emit_combined_partials(persistent_emit *p)
 {
     const fv_schedule_params *params = p->params;
-    const persistent_analysis *a = &p->analysis;
     fv_emitter *e = &p->e;
+    int count = p->analysis.outer_count;
     int capacity = row_capacity(params);
-    bool one_pass = combine_in_one_pass(params, a->outer_count);
-    int together = one_pass ? a->outer_count : 1;
     fv_codegen_line(e, "// The block's %d row groups add their partials together, in order.", params->block_y);
-    if (together > 1)
-        fv_codegen_line(e, "float *const combined = reinterpret_cast<float *>(row_buffers);  // [%d][%d][%d]",
-                        together, params->block_y, capacity);
-    else
-        fv_codegen_line(e, "float *const combined = reinterpret_cast<float *>(row_buffers);  // [%d][%d]",
-                        params->block_y, capacity);
-    for (int first = 0; first < a->outer_count; first += together) {
-        int end = first + together < a->outer_count ? first + together : a->outer_count;
-        char address[96], others[96];
-        fv_codegen_line(e, "__syncthreads();  // the row buffers (or the previous sums) are read");
+    if (combine_in_one_pass(params, count)) {
+        if (count > 1)
+            fv_codegen_line(e, "float *const combined = reinterpret_cast<float *>(row_buffers);  // [%d][%d][%d]",
+                            count, params->block_y, capacity);
+        else
+            fv_codegen_line(e, "float *const combined = reinterpret_cast<float *>(row_buffers);  // [%d][%d]",
+                            params->block_y, capacity);
+        emit_combined_stores(p, 0, count);
+        fv_codegen_line(e, "// Row group y adds up the slices y, y + %d, ...", params->block_y);
+        open_batch_loop_from(e, params, "", "#pragma unroll", "threadIdx.y", params->block_y);
+        emit_combined_sums(p, 0, count);
+        close_batch_loop(e);
+        return;
+    }
+    fv_codegen_line(e, "float *const combined = reinterpret_cast<float *>(row_buffers);  // [%d][%d]",
+                    params->block_y, capacity);
+    for (int r = 0; r < count; r++) {
+        emit_combined_stores(p, r, r + 1);
+        fv_codegen_line(e, "if (threadIdx.y == 0) {");
+        e->indent += 4;
         open_batch_loop(e, params, "");
-        for (int r = first; r < end; r++) {
-            combined_address(address, sizeof address, r - first, "threadIdx.y", params->block_y,
-                             capacity);
-            fv_codegen_line(e, "fv_store<%d>(%s, partial%d[b]);", params->vector, address, r);
-        }
+        emit_combined_sums(p, r, r + 1);
         close_batch_loop(e);
-        fv_codegen_line(e, "__syncthreads();");
-        if (one_pass) {
-            fv_codegen_line(e, "// Row group y adds up the slices y, y + %d, ...", params->block_y);
-            open_batch_loop_from(e, params, "", "#pragma unroll", "threadIdx.y", params->block_y);
-        } else {
-            fv_codegen_line(e, "if (threadIdx.y == 0) {");
-            e->indent += 4;
-            open_batch_loop(e, params, "");
-        }
-        for (int r = first; r < end; r++) {
-            char sum[16] = "sum";
-            if (together > 1)
-                snprintf(sum, sizeof sum, "sum%d", r);
-            combined_address(address, sizeof address, r - first, "0", params->block_y, capacity);
-            combined_address(others, sizeof others, r - first, "y", params->block_y, capacity);
-            emit_sum_in_order(e, a->outer[r], r, params->vector, sum, address, "y",
-                              params->block_y, others);
-        }
-        close_batch_loop(e);
-        if (!one_pass) {
-            e->indent -= 4;
-            fv_codegen_line(e, "}");
-        }
+        e->indent -= 4;
+        fv_codegen_line(e, "}");
     }
 }
 
