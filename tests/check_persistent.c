@@ -889,32 +889,33 @@ START_TEST(row_groups_combine_partials_in_one_pass)
     free(section);
     planned_free(&planned);
 
-    plan_norm_on(NORM_RMS_BACKWARD, FV_BF16, 16384, 1024, FV_APPROACH_MULTIWAVE, "H200",
-                 &planned);
     static const char *const dw_alone[] = {
         "float *const combined = reinterpret_cast<float *>(row_buffers);  // [4][1024]",
         "for (int b = threadIdx.y; b < 4; b += 4) {", NULL};
-    assert_source_in_order(&planned.plan.kernels[0], dw_alone);
-    planned_free(&planned);
-
-    plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 16384, 768, FV_APPROACH_MULTIWAVE, "H200",
-                 &planned);
     static const char *const batch_of_three[] = {
         "float *const combined = reinterpret_cast<float *>(row_buffers);  // [2][4][768]",
         "for (int b = threadIdx.y; b < 3; b += 4) {", NULL};
-    assert_source_in_order(&planned.plan.kernels[0], batch_of_three);
-    planned_free(&planned);
-
-    plan_norm_on(NORM_LAYER_BACKWARD, FV_BF16, 16384, 1000, FV_APPROACH_MULTIWAVE, "H200",
-                 &planned);
     static const char *const past_the_row[] = {
         "float *const combined = reinterpret_cast<float *>(row_buffers);  // [2][4][1024]",
         "for (int b = threadIdx.y; b < 4; b += 4) {",
         "const long long column = ((long long)b * 32 + threadIdx.x) * 8;",
         "if (column < inner) {",
         "fv_load<8>(combined + column, sum0);", NULL};
-    assert_source_in_order(&planned.plan.kernels[0], past_the_row);
-    planned_free(&planned);
+    static const struct {
+        norm_kind kind;
+        int64_t hidden;
+        const char *const *lines;
+    } others[] = {
+        {NORM_RMS_BACKWARD, 1024, dw_alone},
+        {NORM_LAYER_BACKWARD, 768, batch_of_three},
+        {NORM_LAYER_BACKWARD, 1000, past_the_row},
+    };
+    for (size_t k = 0; k < sizeof others / sizeof others[0]; k++) {
+        plan_norm_on(others[k].kind, FV_BF16, 16384, others[k].hidden, FV_APPROACH_MULTIWAVE,
+                     "H200", &planned);
+        assert_source_in_order(&planned.plan.kernels[0], others[k].lines);
+        planned_free(&planned);
+    }
 
     plan_norm_on(NORM_LAYER_BACKWARD, FV_F32, 16384, 4096, FV_APPROACH_MULTIWAVE, "H200",
                  &planned);
