@@ -63,15 +63,17 @@ static void assert_fits(const choice *chosen, const char *device_name, int64_t r
     ck_assert_int_le(threads, 512);
     ck_assert_int_le(chosen->launch.dynamic_shared_bytes, (int)device.shared_per_block_optin);
     /* one wave, or forward blocks of two rows each; every multi-wave block
-     * with at least 8 rows, every forward block with at least one row group
-     * (or a single block) */
+     * with at least 8 row groups (8 rows where a row is a warp's), every
+     * forward block with at least one row group (or a single block) */
     int64_t blocks = chosen->launch.grid[0];
-    int least_rows = strcmp(chosen->family, "inner_persistent") == 0 ? 1 : 8;
+    int64_t least_rows = strcmp(chosen->family, "inner_persistent") == 0 ? 1 : 8;
+    if (chosen->launch.block[0] != 32)
+        least_rows *= chosen->launch.block[1];
     if (two_rows_per_block(chosen))
         ck_assert_int_eq(blocks, (rows + 1) / 2);
     else
         ck_assert_int_le(blocks, (int64_t)device.sm_count * 32);
-    ck_assert(blocks == 1 || blocks * least_rows * chosen->launch.block[1] <= rows);
+    ck_assert(blocks == 1 || blocks * least_rows <= rows);
     ck_assert_ptr_nonnull(strstr(chosen->params.description, "blocks/SM"));
 }
 
@@ -1435,7 +1437,7 @@ static bool rows_held_as_float(const choice *chosen)
  * 16-byte vectors as float in registers, at the cost of blocks per SM;
  * softmax, RMS norm, fp32 and rows of an odd length do not.  Forward grids
  * are one wave with at least one row group per block; multi-wave blocks
- * keep at least 8 row groups. */
+ * keep at least 8 row groups, or 8 rows where a row is a warp's. */
 START_TEST(forward_rows_held_as_float_in_one_wave)
 {
     fv_device device;
@@ -1473,10 +1475,19 @@ START_TEST(forward_rows_held_as_float_in_one_wave)
         assert_fits(&chosen, "H100", 16384);
     }
 
-    /* multi-wave at 2048 rows: 4 rows per block, 8 row groups each */
+    /* multi-wave at 2048 rows, a warp per row: 8 rows (2 row groups of 4)
+     * each; at 216 rows 27 blocks; a block of two 128-thread fp32 rows at
+     * 2048 x 4096 keeps 8 row groups (16 rows) */
     choose_norm(NORM_LAYER_BACKWARD, FV_BF16, 2048, 1024, FV_APPROACH_AUTO, "H100", &chosen);
     ck_assert_str_eq(chosen.family, "inner_outer_persistent");
-    ck_assert_int_eq(chosen.launch.grid[0], 2048 / (8 * 4));
+    ck_assert_int_eq(chosen.launch.block[0], 32);
+    ck_assert_int_eq(chosen.launch.grid[0], 2048 / 8);
+    choose_norm(NORM_RMS_BACKWARD, FV_F16, 216, 1024, FV_APPROACH_AUTO, "H200", &chosen);
+    ck_assert_int_eq(chosen.launch.grid[0], 216 / 8);
+    choose_norm(NORM_LAYER_BACKWARD, FV_F32, 2048, 4096, FV_APPROACH_AUTO, "H200", &chosen);
+    ck_assert_int_eq(chosen.launch.block[0], 128);
+    ck_assert_int_eq(chosen.launch.block[1], 2);
+    ck_assert_int_eq(chosen.launch.grid[0], 2048 / (8 * 2));
 }
 END_TEST
 

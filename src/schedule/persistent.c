@@ -67,6 +67,7 @@ enum {
     FLOATS_MARGIN = 16,       /* spare registers hold_floats leaves, against the error of
                                  our register estimate */
     MULTIWAVE_MIN_ROW_GROUPS = 8, /* fewest row groups a multi-wave block walks */
+    MULTIWAVE_MIN_WARP_ROWS = 8,  /* fewest rows a multi-wave block of a warp per row walks */
     SHORT_BLOCK_ROUNDS = 2,   /* two_round_blocks: row groups each forward block walks */
     SHORT_BLOCK_MIN_PER_SM = 3, /* two_round_blocks: fewest blocks per SM it applies at
                                    (any, for rows of one input and one reduction) */
@@ -1518,10 +1519,26 @@ static int partial_cluster_blocks(const search_problem *p, const candidate *c)
     return PARTIAL_CLUSTER;
 }
 
+/* The fewest rows a multi-wave block walks (each block's partials are a
+ * workspace row for stage 2): MULTIWAVE_MIN_ROW_GROUPS row groups, but only
+ * MULTIWAVE_MIN_WARP_ROWS rows (nvFuser's 8 rows a block, nvfuser.md 1.2)
+ * where each row is one warp's.  H200, a warp per row at 8 rows against 8
+ * groups of 4 (bench/results/h200-2026-12-01.md, session 48): LN / RMS bwd
+ * 16-bit x 1024 at N = 216 +55..+61% (6 blocks -> 27), at N = 2048 / 2049
+ * +15..+22% (64 -> 256), x 768 at N = 2048 +10..+13%.  Blocks of two
+ * 128-thread rows at 8 rows gained at N = 216 (fp32 x 4096 +11.5 / +22.8%)
+ * but lost at N = 2048 (LN bwd 16-bit x 6144 / 8192 -1.6..-2.5%, fp32 x
+ * 3072 / 4096 -0.4..-2.4%), and keep 8 groups. */
+static int64_t multiwave_least_rows(const candidate *c)
+{
+    if (c->block_x == WARP_THREADS)
+        return MULTIWAVE_MIN_WARP_ROWS;
+    return (int64_t)MULTIWAVE_MIN_ROW_GROUPS * c->block_y;
+}
+
 /* Blocks of a persistent grid: one wave of whole clusters (the launch
  * takes no more blocks than there are row groups).  Multi-wave blocks walk
- * at least MULTIWAVE_MIN_ROW_GROUPS row groups each (each block's partials
- * are a workspace row for stage 2); forward blocks at least one (they
+ * at least multiwave_least_rows rows each; forward blocks at least one (they
  * walked 8 before: on an H200 the 135 forward kernels at N = 2048 ran a
  * median 12.7% faster so, -2.7..+180%, and RMS norm and softmax at N =
  * 16384, H = 768-1024 (a warp per row) 3.9-9.9% faster; bench/results/
@@ -1532,7 +1549,7 @@ static int partial_cluster_blocks(const search_problem *p, const candidate *c)
 static int grid_blocks(const search_problem *p, const candidate *c)
 {
     int64_t groups = (int64_t)c->blocks_per_sm * p->device->sm_count / c->cluster;
-    int64_t most_useful = p->outer / (MULTIWAVE_MIN_ROW_GROUPS * c->block_y);
+    int64_t most_useful = p->outer / multiwave_least_rows(c);
     if (p->outer_reductions > 0 && groups > most_useful)
         groups = most_useful;
     if (groups < 1)
