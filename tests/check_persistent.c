@@ -66,9 +66,9 @@ static void assert_fits(const choice *chosen, const char *device_name, int64_t r
      * with at least 8 row groups (8 rows where a row is a warp's), every
      * forward block with at least one row group (or a single block) */
     int64_t blocks = chosen->launch.grid[0];
-    int64_t least_rows = strcmp(chosen->family, "inner_persistent") == 0 ? 1 : 8;
-    if (chosen->launch.block[0] != 32)
-        least_rows *= chosen->launch.block[1];
+    bool forward = strcmp(chosen->family, "inner_persistent") == 0;
+    int64_t groups = chosen->launch.block[1];
+    int64_t least_rows = forward ? groups : chosen->launch.block[0] == 32 ? 8 : 8 * groups;
     if (two_rows_per_block(chosen))
         ck_assert_int_eq(blocks, (rows + 1) / 2);
     else
@@ -1483,6 +1483,7 @@ START_TEST(forward_rows_held_as_float_in_one_wave)
     ck_assert_int_eq(chosen.launch.block[0], 32);
     ck_assert_int_eq(chosen.launch.grid[0], 2048 / 8);
     choose_norm(NORM_RMS_BACKWARD, FV_F16, 216, 1024, FV_APPROACH_AUTO, "H200", &chosen);
+    ck_assert_int_eq(chosen.launch.block[0], 32);
     ck_assert_int_eq(chosen.launch.grid[0], 216 / 8);
     choose_norm(NORM_LAYER_BACKWARD, FV_F32, 2048, 4096, FV_APPROACH_AUTO, "H200", &chosen);
     ck_assert_int_eq(chosen.launch.block[0], 128);

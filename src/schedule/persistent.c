@@ -66,7 +66,8 @@ enum {
                                              (h200-2026-11-27.md, session 24) */
     FLOATS_MARGIN = 16,       /* spare registers hold_floats leaves, against the error of
                                  our register estimate */
-    MULTIWAVE_MIN_ROW_GROUPS = 8, /* fewest row groups a multi-wave block walks */
+    MULTIWAVE_MIN_ROW_GROUPS = 8, /* fewest row groups a multi-wave block walks (but see
+                                     MULTIWAVE_MIN_WARP_ROWS) */
     MULTIWAVE_MIN_WARP_ROWS = 8,  /* fewest rows a multi-wave block of a warp per row walks */
     SHORT_BLOCK_ROUNDS = 2,   /* two_round_blocks: row groups each forward block walks */
     SHORT_BLOCK_MIN_PER_SM = 3, /* two_round_blocks: fewest blocks per SM it applies at
@@ -1522,13 +1523,17 @@ static int partial_cluster_blocks(const search_problem *p, const candidate *c)
 /* The fewest rows a multi-wave block walks (each block's partials are a
  * workspace row for stage 2): MULTIWAVE_MIN_ROW_GROUPS row groups, but only
  * MULTIWAVE_MIN_WARP_ROWS rows (nvFuser's 8 rows a block, nvfuser.md 1.2)
- * where each row is one warp's.  H200, a warp per row at 8 rows against 8
- * groups of 4 (bench/results/h200-2026-12-01.md, session 48): LN / RMS bwd
- * 16-bit x 1024 at N = 216 +55..+61% (6 blocks -> 27), at N = 2048 / 2049
- * +15..+22% (64 -> 256), x 768 at N = 2048 +10..+13%.  Blocks of two
- * 128-thread rows at 8 rows gained at N = 216 (fp32 x 4096 +11.5 / +22.8%)
- * but lost at N = 2048 (LN bwd 16-bit x 6144 / 8192 -1.6..-2.5%, fp32 x
- * 3072 / 4096 -0.4..-2.4%), and keep 8 groups. */
+ * where each row is one warp's (blocks of 4 such rows).  H200, a warp per
+ * row at 8 rows against 8 groups of 4 (bench/results/h200-2026-12-01.md,
+ * session 48): LN / RMS bwd 16-bit x 1024 at N = 216 +55..+61% (6 blocks ->
+ * 27), at N = 2048 / 2049 +15..+22% (64 -> 256), x 768 at N = 2048
+ * +10..+13%.  The probe that gave every block shape 8 rows lost at N = 2048
+ * in blocks of two 128-thread rows (LN bwd 16-bit x 6144 / 8192
+ * -1.6..-2.5%, fp32 x 3072 / 4096 -0.4..-2.4%), so they keep 8 groups; its
+ * gains at N = 216 (x 4096 / 8192) came from pair_keeps_the_grid then
+ * taking pairs over single rows on the same grid, not from this minimum.
+ * Rows shorter than a warp (several rows to a warp) keep 8 groups,
+ * unmeasured. */
 static int64_t multiwave_least_rows(const candidate *c)
 {
     if (c->block_x == WARP_THREADS)
