@@ -6,7 +6,8 @@
 // while this row is computed, or registers), runs the grouped inner reductions, writes the row's outputs (dx)
 // and adds the outer reductions' terms (dw, db) to float partials kept in
 // registers across all its rows.  The partials then go to the workspace
-// ([grid rows, inner] per outer reduction), the grid synchronizes, and the
+// ([partial rows, inner] per outer reduction: a row per block, per row group
+// or per cluster, inner_outer_stage_two.cuh), the grid synchronizes, and the
 // second stage adds the workspace rows up in a fixed order and writes the
 // outer reductions' outputs.  Rows too long for one block are split over
 // the blocks of a thread-block cluster (a row group per cluster, a slice of
