@@ -3242,6 +3242,14 @@ static size_t shared_partial_offset(const fv_schedule_params *params, int r)
     return first + (size_t)__builtin_popcount(mask & ((1u << r) - 1)) * array_bytes;
 }
 
+/* True if the row buffers' shared memory holds `reductions` floats per
+ * column of every row group ([reductions][row groups][row capacity]). */
+static bool combine_fits(const fv_schedule_params *params, int reductions)
+{
+    return (int64_t)params->extra[EXTRA_SHARED_BYTES] >=
+           (int64_t)reductions * params->block_y * row_capacity(params) * 4;
+}
+
 /* True if the block's row groups add their outer partials together in
  * shared memory before they go to the workspace (multi-wave with several
  * rows per block, when the row buffers' shared memory holds a float per
@@ -3250,8 +3258,7 @@ static size_t shared_partial_offset(const fv_schedule_params *params, int r)
 static bool combine_partials(const fv_schedule_params *params, persistent_kind kind)
 {
     return kind == KIND_MULTIWAVE && params->block_y > 1 && !clustered(params) &&
-           (int64_t)params->extra[EXTRA_SHARED_BYTES] >=
-               (int64_t)params->block_y * row_capacity(params) * 4;
+           combine_fits(params, 1);
 }
 
 /* Workspace partial rows each row group (block, or cluster) writes: one
@@ -4930,9 +4937,7 @@ static void emit_sum_in_order(fv_emitter *e, const fv_op *reduction, int r, int 
  * partials in shared memory: both come with one row per block.) */
 static bool combine_in_one_pass(const fv_schedule_params *params, int outer_count)
 {
-    return params->block_x == WARP_THREADS &&
-           (int64_t)params->extra[EXTRA_SHARED_BYTES] >=
-               (int64_t)outer_count * params->block_y * row_capacity(params) * 4;
+    return params->block_x == WARP_THREADS && combine_fits(params, outer_count);
 }
 
 /* The address, in the combine's shared memory ([reductions][row groups]
@@ -4959,12 +4964,13 @@ static void emit_combined_stores(persistent_emit *p, int first, int end)
 {
     const fv_schedule_params *params = p->params;
     fv_emitter *e = &p->e;
+    int capacity = row_capacity(params);
     char address[96];
     fv_codegen_line(e, "__syncthreads();  // the row buffers (or the previous sums) are read");
     open_batch_loop(e, params, "");
     for (int r = first; r < end; r++) {
         combined_address(address, sizeof address, r - first, "threadIdx.y", params->block_y,
-                         row_capacity(params));
+                         capacity);
         fv_codegen_line(e, "fv_store<%d>(%s, partial%d[b]);", params->vector, address, r);
     }
     close_batch_loop(e);
@@ -5010,14 +5016,14 @@ static void emit_combined_partials(persistent_emit *p)
     fv_emitter *e = &p->e;
     int count = p->analysis.outer_count;
     int capacity = row_capacity(params);
+    bool one_pass = combine_in_one_pass(params, count);
+    char reductions[16] = "";  /* the shape's first extent where a pass holds several */
+    if (one_pass && count > 1)
+        snprintf(reductions, sizeof reductions, "[%d]", count);
     fv_codegen_line(e, "// The block's %d row groups add their partials together, in order.", params->block_y);
-    if (combine_in_one_pass(params, count)) {
-        if (count > 1)
-            fv_codegen_line(e, "float *const combined = reinterpret_cast<float *>(row_buffers);  // [%d][%d][%d]",
-                            count, params->block_y, capacity);
-        else
-            fv_codegen_line(e, "float *const combined = reinterpret_cast<float *>(row_buffers);  // [%d][%d]",
-                            params->block_y, capacity);
+    fv_codegen_line(e, "float *const combined = reinterpret_cast<float *>(row_buffers);  // %s[%d][%d]",
+                    reductions, params->block_y, capacity);
+    if (one_pass) {
         emit_combined_stores(p, 0, count);
         fv_codegen_line(e, "// Row group y adds up the slices y, y + %d, ...", params->block_y);
         open_batch_loop_from(e, params, "", "#pragma unroll", "threadIdx.y", params->block_y);
@@ -5025,8 +5031,6 @@ static void emit_combined_partials(persistent_emit *p)
         close_batch_loop(e);
         return;
     }
-    fv_codegen_line(e, "float *const combined = reinterpret_cast<float *>(row_buffers);  // [%d][%d]",
-                    params->block_y, capacity);
     for (int r = 0; r < count; r++) {
         emit_combined_stores(p, r, r + 1);
         fv_codegen_line(e, "if (threadIdx.y == 0) {");
