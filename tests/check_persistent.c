@@ -63,8 +63,11 @@ static void assert_fits(const choice *chosen, const char *device_name, int64_t r
     ck_assert_int_le(threads, 512);
     ck_assert_int_le(chosen->launch.dynamic_shared_bytes, (int)device.shared_per_block_optin);
     /* one wave, or forward blocks of two rows each; every multi-wave block
-     * with at least 8 row groups (8 rows where a row is a warp's), every
-     * forward block with at least one row group (or a single block) */
+     * with at least 8 row groups (8 rows where a row is a warp's) or else
+     * the balanced grid (multiwave_walkers: no more walkers than the rounds
+     * they take need, but for whole clusters of partials; a walker is a
+     * block, or a cluster where rows are split over clusters), every forward block with at least one row group (or a
+     * single block) */
     int64_t blocks = chosen->launch.grid[0];
     bool forward = strcmp(chosen->family, "inner_persistent") == 0;
     int64_t groups = chosen->launch.block[1];
@@ -73,7 +76,18 @@ static void assert_fits(const choice *chosen, const char *device_name, int64_t r
         ck_assert_int_eq(blocks, (rows + 1) / 2);
     else
         ck_assert_int_le(blocks, (int64_t)device.sm_count * 32);
-    ck_assert(blocks == 1 || blocks * least_rows <= rows);
+    if (!forward && blocks * least_rows > rows) {
+        bool rows_split = strstr(chosen->params.description, "rows split over clusters") != NULL;
+        int64_t walkers = rows_split ? blocks / (int64_t)chosen->launch.cluster : blocks;
+        int64_t row_groups = (rows + groups - 1) / groups;
+        int64_t rounds = (row_groups + walkers - 1) / walkers;
+        int64_t balanced = (row_groups + rounds - 1) / rounds;
+        int64_t partial_cluster = !rows_split && chosen->launch.cluster > 1 ? chosen->launch.cluster : 1;
+        /* rounded up to whole clusters of partials (whole_partial_clusters) */
+        ck_assert_int_le(walkers, (balanced + partial_cluster - 1) / partial_cluster * partial_cluster);
+    } else {
+        ck_assert(blocks == 1 || blocks * least_rows <= rows);
+    }
     ck_assert_ptr_nonnull(strstr(chosen->params.description, "blocks/SM"));
 }
 
@@ -436,16 +450,18 @@ END_TEST
 /* Pairs only where their busiest SM walks at most 1/8 more rows than the
  * single rows' busiest SM (pair_keeps_the_grid).  LN bwd bf16 x 8192 on an
  * H200 pairs at N = 16384 (126 rows against 125) and 2048 (16 either way),
- * at 2049 exactly at the limit (18 against 16), not at N = 216 (18 against
- * 8); on a B200 (148 SMs) not at 2048 (16 against 14).  fp32 x 4096 (pairs
- * of 32 elements): at N = 216 and 432 (H200) a pair walks twice the rows
- * of a single row's SM, so no pairs; at 1664 and 2048 (H200) and 16384
+ * at 2049 exactly at the limit (18 against 16), and at N = 216, where both
+ * take the balanced grid of multiwave_walkers (108 pairs or 216 single
+ * rows: 2 rows on the busiest SM either way); on a B200 (148 SMs) at 2048
+ * too (balanced: 147 pairs or 293 single rows, 14 rows either way).  fp32
+ * x 4096 (pairs of 32 elements): at N = 216 and 432 (H200) on balanced
+ * grids (2 and 4 rows either way); at 1664 and 2048 (H200) and 16384
  * (H100) the single rows run 2 blocks per SM and the pairs' one block
- * walks the same rows.  LN bwd bf16 216 x 6144 (pairs of 48): no pairs.
- * Layer norm's rows of an odd length are never paired (the pair would keep
- * them off row spans): 16-bit x 6143 then computes on span chunks in a
- * 256-thread block; RMS norm's fp32 x 4095 keeps its pair, and so do rows
- * of an even length on shorter vectors (x 6142, fp32 x 4094). */
+ * walks the same rows.  LN bwd bf16 216 x 6144 (pairs of 48): paired, on
+ * 108 blocks.  Layer norm's rows of an odd length are never paired (the
+ * pair would keep them off row spans): 16-bit x 6143 then computes on span
+ * chunks in a 256-thread block; RMS norm's fp32 x 4095 keeps its pair, and
+ * so do rows of an even length on shorter vectors (x 6142, fp32 x 4094). */
 START_TEST(row_pairs_keep_the_rows_per_sm)
 {
     static const struct {
@@ -458,12 +474,12 @@ START_TEST(row_pairs_keep_the_rows_per_sm)
         {"H200", NORM_LAYER_BACKWARD, FV_BF16, 16384, 8192, true},
         {"H200", NORM_LAYER_BACKWARD, FV_BF16, 2048, 8192, true},
         {"H200", NORM_LAYER_BACKWARD, FV_BF16, 2049, 8192, true},
-        {"H200", NORM_LAYER_BACKWARD, FV_BF16, 216, 8192, false},
+        {"H200", NORM_LAYER_BACKWARD, FV_BF16, 216, 8192, true},
         {"B200", NORM_LAYER_BACKWARD, FV_BF16, 16384, 8192, true},
-        {"B200", NORM_LAYER_BACKWARD, FV_BF16, 2048, 8192, false},
-        {"H200", NORM_LAYER_BACKWARD, FV_BF16, 216, 6144, false},
-        {"H200", NORM_LAYER_BACKWARD, FV_F32, 216, 4096, false},
-        {"H200", NORM_RMS_BACKWARD, FV_F32, 432, 4096, false},
+        {"B200", NORM_LAYER_BACKWARD, FV_BF16, 2048, 8192, true},
+        {"H200", NORM_LAYER_BACKWARD, FV_BF16, 216, 6144, true},
+        {"H200", NORM_LAYER_BACKWARD, FV_F32, 216, 4096, true},
+        {"H200", NORM_RMS_BACKWARD, FV_F32, 432, 4096, true},
         {"H200", NORM_LAYER_BACKWARD, FV_F32, 1664, 4096, true},
         {"H200", NORM_RMS_BACKWARD, FV_F32, 2048, 4096, true},
         {"H100", NORM_LAYER_BACKWARD, FV_F32, 16384, 4096, true},
@@ -1433,6 +1449,45 @@ static bool rows_held_as_float(const choice *chosen)
     return strstr(chosen->params.description, "held as float in registers: the row buffers") != NULL;
 }
 
+/* Multi-wave grids at small N (multiwave_walkers): where the blocks of 8
+ * rows (or 8 row groups) would leave SMs idle, the balanced grid (the
+ * fewest rounds a wave allows, over as few blocks as take them), if its
+ * busiest SM walks fewer rows; else the 8-row grid.  H200 (132 SMs):
+ *   LN bwd bf16 216 x 4096: 128-thread rows at 2 blocks/SM, 216 blocks of
+ *   a row (26 of 8-9 rows before); 1296 x 4096: 5 rounds of 260 blocks (10
+ *   rows on the busiest SM, against 16 on 162 blocks); 864 x 16384: 7
+ *   rounds of 124 (against 8 of 108);
+ *   kept: LN bwd bf16 2049 x 1987 (3 blocks/SM: 342 blocks of 6 rows, 3 on
+ *   an SM, walk the 18 rows that 256 of 8-9 rows, 2 on an SM, walk; the
+ *   larger grid ran 10% slower), fp32 2049 x 1024 and bf16 2048 x 2048 (the
+ *   same), and every grid at N = 16384 (264 blocks at x 4096). */
+START_TEST(small_batches_take_balanced_grids)
+{
+    static const struct {
+        norm_kind kind;
+        fv_dtype dtype;
+        int64_t rows, hidden;
+        int grid;
+    } shapes[] = {
+        {NORM_LAYER_BACKWARD, FV_BF16, 216, 4096, 216},
+        {NORM_LAYER_BACKWARD, FV_BF16, 1296, 4096, 260},
+        {NORM_LAYER_BACKWARD, FV_BF16, 864, 16384, 124},
+        {NORM_LAYER_BACKWARD, FV_BF16, 2049, 1987, 256},
+        {NORM_LAYER_BACKWARD, FV_F32, 2049, 1024, 256},
+        {NORM_LAYER_BACKWARD, FV_BF16, 2048, 2048, 256},
+        {NORM_LAYER_BACKWARD, FV_BF16, 16384, 4096, 264},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        choice chosen;
+        choose_norm(shapes[i].kind, shapes[i].dtype, shapes[i].rows, shapes[i].hidden,
+                    FV_APPROACH_MULTIWAVE, "H200", &chosen);
+        ck_assert_msg((int)chosen.launch.grid[0] == shapes[i].grid, "case %zu: grid %d: %s", i,
+                      (int)chosen.launch.grid[0], chosen.params.description);
+        assert_fits(&chosen, "H200", shapes[i].rows);
+    }
+}
+END_TEST
+
 /* Forward kernels with a var_mean (layer norm) hold 16-bit rows of full
  * 16-byte vectors as float in registers, at the cost of blocks per SM;
  * softmax, RMS norm, fp32 and rows of an odd length do not.  Forward grids
@@ -1476,15 +1531,17 @@ START_TEST(forward_rows_held_as_float_in_one_wave)
     }
 
     /* multi-wave at 2048 rows, a warp per row: 8 rows (2 row groups of 4)
-     * each; at 216 rows 27 blocks; a block of two 128-thread fp32 rows at
-     * 2048 x 4096 keeps 8 row groups (16 rows) */
+     * each; at 216 rows the balanced grid (multiwave_walkers) of 54 blocks,
+     * a row group each, where 27 blocks of 8 rows left most SMs idle; a
+     * block of two 128-thread fp32 rows at 2048 x 4096 keeps 8 row groups
+     * (16 rows) */
     choose_norm(NORM_LAYER_BACKWARD, FV_BF16, 2048, 1024, FV_APPROACH_AUTO, "H100", &chosen);
     ck_assert_str_eq(chosen.family, "inner_outer_persistent");
     ck_assert_int_eq(chosen.launch.block[0], 32);
     ck_assert_int_eq(chosen.launch.grid[0], 2048 / 8);
     choose_norm(NORM_RMS_BACKWARD, FV_F16, 216, 1024, FV_APPROACH_AUTO, "H200", &chosen);
     ck_assert_int_eq(chosen.launch.block[0], 32);
-    ck_assert_int_eq(chosen.launch.grid[0], 216 / 8);
+    ck_assert_int_eq(chosen.launch.grid[0], 216 / 4);
     choose_norm(NORM_LAYER_BACKWARD, FV_F32, 2048, 4096, FV_APPROACH_AUTO, "H200", &chosen);
     ck_assert_int_eq(chosen.launch.block[0], 128);
     ck_assert_int_eq(chosen.launch.block[1], 2);
@@ -2120,7 +2177,7 @@ START_TEST(odd_backward_rows_compute_on_span_chunks)
     } by_element[] = {
         {NORM_LAYER_BACKWARD, 16384, 1023},  /* half of 2 steps filled */
         {NORM_RMS_BACKWARD, 16384, 1023},
-        {NORM_LAYER_BACKWARD, 20, 1987},     /* under 64 rows */
+        {NORM_LAYER_BACKWARD, 7, 1987},      /* a grid under a chunk's 8 blocks */
         {NORM_RMS_BACKWARD, 5, 4095},
     };
     for (size_t i = 0; i < sizeof by_element / sizeof by_element[0]; i++) {
@@ -2130,6 +2187,11 @@ START_TEST(odd_backward_rows_compute_on_span_chunks)
         ck_assert_msg(!on_span_chunks(&chosen) && chosen.params.vector == 1, "case %zu: %s", i,
                       chosen.params.description);
     }
+    /* 20 rows: on chunks, on the balanced grid of 20 blocks (a block's rows
+     * need not share a shift: the row constants are not at the shift) */
+    choose_norm(NORM_LAYER_BACKWARD, FV_BF16, 20, 1987, FV_APPROACH_AUTO, "H200", &chosen);
+    ck_assert_msg(on_span_chunks(&chosen), "%s", chosen.params.description);
+    ck_assert_int_eq(chosen.launch.grid[0], 20);
     /* two steps: 16-bit chunks filling 5/8 of them or more (x 1279: 161 in 2
      * x 128) are taken, fewer (x 1151: 145) and fp32 ones (x 639: 161 of 4)
      * are not; nor one step (16-bit x 639: 81 chunks in 128) */
@@ -3009,6 +3071,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, rows_no_block_holds_take_one_multipass_kernel);
     tcase_add_test(tcase, forward_norms_are_inner_persistent);
     tcase_add_test(tcase, forward_rows_held_as_float_in_one_wave);
+    tcase_add_test(tcase, small_batches_take_balanced_grids);
     tcase_add_test(tcase, forward_blocks_of_two_rows);
     tcase_add_test(tcase, held_rows_take_two_rows_per_block_where_they_pay);
     tcase_add_test(tcase, short_slices_take_two_blocks_by_memory_and_row_bytes);

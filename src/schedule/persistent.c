@@ -1541,9 +1541,54 @@ static int64_t multiwave_least_rows(const candidate *c)
     return (int64_t)MULTIWAVE_MIN_ROW_GROUPS * c->block_y;
 }
 
+/* The rows the busiest SM walks when `walkers` blocks (clusters of
+ * c->cluster blocks, where rows are split over clusters) walk a candidate's
+ * row groups of block_y rows: each walker takes every walkers-th group, and
+ * the blocks are spread over the SMs evenly, so the busiest SM runs
+ * ceil(blocks / SMs) of them. */
+static int64_t busiest_sm_rows(const search_problem *p, const candidate *c, int64_t walkers)
+{
+    int64_t row_groups = (p->outer + c->block_y - 1) / c->block_y;
+    int64_t rounds = (row_groups + walkers - 1) / walkers;
+    int64_t blocks = walkers * c->cluster;
+    int64_t blocks_per_busiest_sm = (blocks + p->device->sm_count - 1) / p->device->sm_count;
+    return blocks_per_busiest_sm * rounds * c->block_y;
+}
+
+/* The walkers (blocks, or clusters of rows split over clusters) of a
+ * multi-wave grid, at most `wave`, one wave of them.  Each block's partials
+ * are a workspace row for stage 2, so blocks walk at least
+ * multiwave_least_rows rows, unless that leaves the GPU idle: where the
+ * fewest rounds the wave allows, spread over as few walkers as take them
+ * (every walker the same rounds), walk fewer rows on the busiest SM
+ * (busiest_sm_rows), that grid is taken instead.  At small N the 8-row
+ * grid used a fraction of the SMs (LN bwd bf16 216 x 4096: 26 blocks on
+ * 132 SMs, 8-9 rows each, where the balanced grid has 216 of a row each).
+ * H200, the balanced grid against the 8-row one (bench/results/
+ * h200-2026-12-01.md, session 49), kernel time: N = 216 +7..+57% (x 1024
+ * / 4096 / 8192, every norm and type), N = 432 +6..+31%, N = 864 -3..+11%,
+ * N = 1296 +1..+10%.  Where the busiest SM walks the same rows either way
+ * the balanced grid is not taken: it ran more blocks at once per SM there
+ * and lost (LN bwd 16-bit 2049 x 1987 -10..-11%, fp32 2049 x 1024 -3%,
+ * fp32 2048 x 1023 -2..-4%, LN bwd bf16 2048 x 2048 -2%). */
+static int64_t multiwave_walkers(const search_problem *p, const candidate *c, int64_t wave)
+{
+    int64_t walkers = p->outer / multiwave_least_rows(c);
+    if (walkers > wave)
+        walkers = wave;
+    if (walkers < 1)
+        walkers = 1;
+    int64_t row_groups = (p->outer + c->block_y - 1) / c->block_y;
+    int64_t rounds = (row_groups + wave - 1) / wave;
+    int64_t balanced = (row_groups + rounds - 1) / rounds;
+    if (busiest_sm_rows(p, c, balanced) < busiest_sm_rows(p, c, walkers))
+        return balanced;
+    return walkers;
+}
+
 /* Blocks of a persistent grid: one wave of whole clusters (the launch
- * takes no more blocks than there are row groups).  Multi-wave blocks walk
- * at least multiwave_least_rows rows each; forward blocks at least one (they
+ * takes no more blocks than there are row groups).  Multi-wave grids are
+ * multiwave_walkers'; forward blocks walk at least one row (they
  * walked 8 before: on an H200 the 135 forward kernels at N = 2048 ran a
  * median 12.7% faster so, -2.7..+180%, and RMS norm and softmax at N =
  * 16384, H = 768-1024 (a warp per row) 3.9-9.9% faster; bench/results/
@@ -1554,9 +1599,8 @@ static int64_t multiwave_least_rows(const candidate *c)
 static int grid_blocks(const search_problem *p, const candidate *c)
 {
     int64_t groups = (int64_t)c->blocks_per_sm * p->device->sm_count / c->cluster;
-    int64_t most_useful = p->outer / multiwave_least_rows(c);
-    if (p->outer_reductions > 0 && groups > most_useful)
-        groups = most_useful;
+    if (p->outer_reductions > 0)
+        groups = multiwave_walkers(p, c, groups);
     if (groups < 1)
         groups = 1;
     int64_t short_blocks = (p->outer + SHORT_BLOCK_ROUNDS - 1) / SHORT_BLOCK_ROUNDS;
@@ -1565,20 +1609,13 @@ static int grid_blocks(const search_problem *p, const candidate *c)
     return (int)(groups * c->cluster);
 }
 
-/* The rows the busiest SM walks under a candidate's grid (grid_blocks): a
- * block walks every grid-th group of block_y rows, and the blocks are
- * spread over the SMs evenly, so the busiest SM runs ceil(grid / SMs) of
- * them.  For candidates of a row per block or pair (cluster 1), before
- * set_grid rounds the grid down to whole clusters of partials (a block or
- * so fewer: RMS bwd fp32 216 x 4096 launches 26 blocks, not 27); in rows
- * split over clusters the stride is whole clusters. */
+/* The rows the busiest SM walks under a candidate's grid (grid_blocks,
+ * busiest_sm_rows).  For candidates of a row per block or pair (cluster
+ * 1), before set_grid rounds the grid down to whole clusters of partials
+ * (a block or so fewer). */
 static int64_t rows_on_busiest_sm(const search_problem *p, const candidate *c)
 {
-    int64_t grid = grid_blocks(p, c);
-    int64_t row_groups = (p->outer + c->block_y - 1) / c->block_y;
-    int64_t groups_per_block = (row_groups + grid - 1) / grid;
-    int64_t blocks_per_busiest_sm = (grid + p->device->sm_count - 1) / p->device->sm_count;
-    return blocks_per_busiest_sm * groups_per_block * c->block_y;
+    return busiest_sm_rows(p, c, grid_blocks(p, c) / c->cluster);
 }
 
 /* Whether a row pair (pair_rows) leaves its busiest SM at most
@@ -1997,8 +2034,9 @@ static bool sixteen_bit_cache(const buffered_inputs *buffers)
  * -> 65.2% of copy; fp32 rows so lost, LN bwd x 3071 / 4089 -2.3 / -2.2%,
  * RMS bwd x 8191 -0.5%, and keep their elements; 16-bit rows with an fp32
  * weight never ran so), and a grid of a chunk's blocks or more before the
- * rounding (8 in 16 bits, 4 in fp32: under 64 / 32 rows the grid would be
- * rounded up, leaving blocks fewer than MULTIWAVE_MIN_ROW_GROUPS rows), in
+ * rounding (8 blocks in 16 bits, 4 in fp32: a smaller grid would be rounded
+ * up to blocks that walk no row; LN bwd bf16 7 x 1987 keeps its elements,
+ * 20 x 1987 takes chunks on 16 blocks), in
  * two row slots or more (one slot of spans, copy_row_spans, never ran on
  * chunks). */
 static bool multiwave_takes_span_chunks(const search_problem *p, const candidate *c)
@@ -2146,6 +2184,25 @@ static int span_chunk_grid(int64_t outer, int grid, int chunk)
     return grid >= chunk ? grid / chunk * chunk : chunk;
 }
 
+/* The chosen candidate's grid (best->grid) as whole clusters of
+ * `partial_cluster` blocks: rounded down, unless that makes some block walk
+ * one round more than the others and rounding up stays within the wave and
+ * the row groups (the balanced grids of multiwave_walkers: on a B200, 2048
+ * rows in 293 blocks of 7 rounds would be 292 blocks, some of 8, where 294
+ * walk 7). */
+static int whole_partial_clusters(const search_problem *p, const candidate *best,
+                                  int partial_cluster)
+{
+    int64_t row_groups = (p->outer + best->block_y - 1) / best->block_y;
+    int64_t down = best->grid / partial_cluster * partial_cluster;
+    int64_t up = down == best->grid ? down : down + partial_cluster;
+    int64_t wave = (int64_t)best->blocks_per_sm * p->device->sm_count;
+    bool round_added = down > 0 && (row_groups + down - 1) / down > (row_groups + best->grid - 1) / best->grid;
+    if (round_added && up <= wave && up <= row_groups)
+        return (int)up;
+    return (int)down;
+}
+
 /* Sets the chosen candidate's grid (grid_blocks; on span chunks with the
  * row constants at the rows' shift, span_chunk_grid's multiple of the
  * chunk) and, where its blocks add their partials together in clusters
@@ -2160,7 +2217,7 @@ static int set_grid(const search_problem *p, candidate *best)
         best->grid = span_chunk_grid(p->outer, best->grid, span_chunk_elements(p->buffers));
     int partial_cluster = partial_cluster_blocks(p, best);
     if (partial_cluster > 1) {
-        best->grid = best->grid / partial_cluster * partial_cluster;
+        best->grid = whole_partial_clusters(p, best, partial_cluster);
         best->shared_bytes = (int)shared_with_partial_exchange(best, p->outer_reductions,
                                                                p->vector, partial_cluster);
     }
