@@ -1457,6 +1457,9 @@ static bool rows_held_as_float(const choice *chosen)
  *   a row (26 of 8-9 rows before); 1296 x 4096: 5 rounds of 260 blocks (10
  *   rows on the busiest SM, against 16 on 162 blocks); 864 x 16384: 7
  *   rounds of 124 (against 8 of 108);
+ *   a tie where the 8-row grid leaves SMs idle: LN bwd fp32 864 x 2048, 216
+ *   blocks of 4 rows (2 on an SM) against 108 of 8; not for warp rows (LN
+ *   bwd bf16 864 x 1024 keeps 108 blocks of 2 row groups);
  *   kept: LN bwd bf16 2049 x 1987 (3 blocks/SM: 342 blocks of 6 rows, 3 on
  *   an SM, walk the 18 rows that 256 of 8-9 rows, 2 on an SM, walk; the
  *   larger grid ran 10% slower), fp32 2049 x 1024 and bf16 2048 x 2048 (the
@@ -1472,6 +1475,8 @@ START_TEST(small_batches_take_balanced_grids)
         {NORM_LAYER_BACKWARD, FV_BF16, 216, 4096, 216},
         {NORM_LAYER_BACKWARD, FV_BF16, 1296, 4096, 260},
         {NORM_LAYER_BACKWARD, FV_BF16, 864, 16384, 124},
+        {NORM_LAYER_BACKWARD, FV_F32, 864, 2048, 216},
+        {NORM_LAYER_BACKWARD, FV_BF16, 864, 1024, 108},
         {NORM_LAYER_BACKWARD, FV_BF16, 2049, 1987, 256},
         {NORM_LAYER_BACKWARD, FV_F32, 2049, 1024, 256},
         {NORM_LAYER_BACKWARD, FV_BF16, 2048, 2048, 256},

@@ -1561,16 +1561,24 @@ static int64_t busiest_sm_rows(const search_problem *p, const candidate *c, int6
  * multiwave_least_rows rows, unless that leaves the GPU idle: where the
  * fewest rounds the wave allows, spread over as few walkers as take them
  * (every walker the same rounds), walk fewer rows on the busiest SM
- * (busiest_sm_rows), that grid is taken instead.  At small N the 8-row
- * grid used a fraction of the SMs (LN bwd bf16 216 x 4096: 26 blocks on
- * 132 SMs, 8-9 rows each, where the balanced grid has 216 of a row each).
+ * (busiest_sm_rows), that grid is taken instead; where they walk the same
+ * rows, only if the 8-row grid leaves SMs without a block and the rows are
+ * wider than a warp.  At small N the 8-row grid used a fraction of the SMs
+ * (LN bwd bf16 216 x 4096: 26 blocks on 132 SMs, 8-9 rows each, where the
+ * balanced grid has 216 of a row each).
  * H200, the balanced grid against the 8-row one (bench/results/
  * h200-2026-12-01.md, session 49), kernel time: N = 216 +7..+57% (x 1024
  * / 4096 / 8192, every norm and type), N = 432 +6..+31%, N = 864 -3..+11%,
  * N = 1296 +1..+10%.  Where the busiest SM walks the same rows either way
- * the balanced grid is not taken: it ran more blocks at once per SM there
- * and lost (LN bwd 16-bit 2049 x 1987 -10..-11%, fp32 2049 x 1024 -3%,
- * fp32 2048 x 1023 -2..-4%, LN bwd bf16 2048 x 2048 -2%). */
+ * the balanced grid is not taken where every SM has a block: it ran more
+ * blocks at once per SM there and lost (LN bwd 16-bit 2049 x 1987
+ * -10..-11%, fp32 2049 x 1024 -3%, fp32 2048 x 1023 -2..-4%, LN bwd bf16
+ * 2048 x 2048 -2%).  Where the 8-row grid leaves SMs idle it is: LN / RMS
+ * bwd fp32 864 x 2048 (216 blocks of 4 rows against 108 of 8) +12.5 /
+ * +11.2%, bf16 864 x 4096 +7.3 / +10.1%, 990 x 2048 -1.4 / +5.2%, fp32 990
+ * x 1024 +3.2 / +0.9% (h200-2026-12-01.md, session 49, probe T); blocks of
+ * warp rows gave LN and RMS norm opposite signs there (16-bit 792 / 864 x
+ * 1024: LN -2.9%, RMS +2.2%) and keep the 8-row grid. */
 static int64_t multiwave_walkers(const search_problem *p, const candidate *c, int64_t wave)
 {
     int64_t walkers = p->outer / multiwave_least_rows(c);
@@ -1581,7 +1589,11 @@ static int64_t multiwave_walkers(const search_problem *p, const candidate *c, in
     int64_t row_groups = (p->outer + c->block_y - 1) / c->block_y;
     int64_t rounds = (row_groups + wave - 1) / wave;
     int64_t balanced = (row_groups + rounds - 1) / rounds;
-    if (busiest_sm_rows(p, c, balanced) < busiest_sm_rows(p, c, walkers))
+    int64_t balanced_rows = busiest_sm_rows(p, c, balanced);
+    int64_t least_rows_grid_rows = busiest_sm_rows(p, c, walkers);
+    bool sms_left_idle = walkers * c->cluster < p->device->sm_count;
+    if (balanced_rows < least_rows_grid_rows ||
+        (balanced_rows == least_rows_grid_rows && sms_left_idle && c->block_x != WARP_THREADS))
         return balanced;
     return walkers;
 }
