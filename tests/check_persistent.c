@@ -77,14 +77,24 @@ static void assert_fits(const choice *chosen, const char *device_name, int64_t r
     else
         ck_assert_int_le(blocks, (int64_t)device.sm_count * 32);
     if (!forward && blocks * least_rows > rows) {
+        /* within one wave of the blocks per SM planned */
+        const char *per_sm = strstr(chosen->params.description, " blocks/SM");
+        ck_assert_ptr_nonnull(per_sm);
+        while (per_sm > chosen->params.description && per_sm[-1] >= '0' && per_sm[-1] <= '9')
+            per_sm--;
+        ck_assert_int_le(blocks, (int64_t)atoi(per_sm) * device.sm_count);
         bool rows_split = strstr(chosen->params.description, "rows split over clusters") != NULL;
         int64_t walkers = rows_split ? blocks / (int64_t)chosen->launch.cluster : blocks;
         int64_t row_groups = (rows + groups - 1) / groups;
         int64_t rounds = (row_groups + walkers - 1) / walkers;
         int64_t balanced = (row_groups + rounds - 1) / rounds;
-        int64_t partial_cluster = !rows_split && chosen->launch.cluster > 1 ? chosen->launch.cluster : 1;
-        /* rounded up to whole clusters of partials (whole_partial_clusters) */
-        ck_assert_int_le(walkers, (balanced + partial_cluster - 1) / partial_cluster * partial_cluster);
+        /* rounded up to whole clusters of partials or a multiple of span
+         * chunks (grid_multiple; both powers of 2) */
+        int64_t multiple = !rows_split && chosen->launch.cluster > 1 ? chosen->launch.cluster : 1;
+        if (strstr(chosen->params.description, "-element chunks of the row's aligned span") &&
+            chosen->params.vector > multiple)
+            multiple = chosen->params.vector;
+        ck_assert_int_le(walkers, (balanced + multiple - 1) / multiple * multiple);
     } else {
         ck_assert(blocks == 1 || blocks * least_rows <= rows);
     }
@@ -448,14 +458,14 @@ START_TEST(rows_pair_up_in_256_thread_blocks)
 END_TEST
 
 /* Pairs only where their busiest SM walks at most 1/8 more rows than the
- * single rows' busiest SM (pair_keeps_the_grid).  LN bwd bf16 x 8192 on an
- * H200 pairs at N = 16384 (126 rows against 125) and 2048 (16 either way),
- * at 2049 exactly at the limit (18 against 16), and at N = 216, where both
- * take the balanced grid of multiwave_walkers (108 pairs or 216 single
- * rows: 2 rows on the busiest SM either way); on a B200 (148 SMs) at 2048
- * too (balanced: 147 pairs or 293 single rows, 14 rows either way).  fp32
- * x 4096 (pairs of 32 elements): at N = 216 and 432 (H200) on balanced
- * grids (2 and 4 rows either way); at 1664 and 2048 (H200) and 16384
+ * single rows' busiest SM (pair_keeps_the_grid; both on multiwave_walkers'
+ * grids).  LN bwd bf16 x 8192 on an H200 pairs at N = 16384 (126 rows
+ * against 125), 2048 (16 either way), 2049 (16 either way: 129 balanced
+ * blocks of pairs) and 216 (2 either way: 108 blocks of pairs, or of 2
+ * single rows), not at 64 (32 blocks of pairs, 2 rows, against 64 of 1);
+ * on a B200 (148 SMs) at 2048 too (147 balanced blocks of pairs, 14 rows
+ * either way).  fp32 x 4096 (pairs of 32 elements): at N = 216 and 432
+ * (H200), 2 and 4 rows either way; at 1664 and 2048 (H200) and 16384
  * (H100) the single rows run 2 blocks per SM and the pairs' one block
  * walks the same rows.  LN bwd bf16 216 x 6144 (pairs of 48): paired, on
  * 108 blocks.  Layer norm's rows of an odd length are never paired (the
@@ -475,6 +485,7 @@ START_TEST(row_pairs_keep_the_rows_per_sm)
         {"H200", NORM_LAYER_BACKWARD, FV_BF16, 2048, 8192, true},
         {"H200", NORM_LAYER_BACKWARD, FV_BF16, 2049, 8192, true},
         {"H200", NORM_LAYER_BACKWARD, FV_BF16, 216, 8192, true},
+        {"H200", NORM_LAYER_BACKWARD, FV_BF16, 64, 8192, false},
         {"B200", NORM_LAYER_BACKWARD, FV_BF16, 16384, 8192, true},
         {"B200", NORM_LAYER_BACKWARD, FV_BF16, 2048, 8192, true},
         {"H200", NORM_LAYER_BACKWARD, FV_BF16, 216, 6144, true},
@@ -2192,8 +2203,8 @@ START_TEST(odd_backward_rows_compute_on_span_chunks)
         ck_assert_msg(!on_span_chunks(&chosen) && chosen.params.vector == 1, "case %zu: %s", i,
                       chosen.params.description);
     }
-    /* 20 rows: on chunks, on the balanced grid of 20 blocks (a block's rows
-     * need not share a shift: the row constants are not at the shift) */
+    /* 20 rows: on chunks, on the balanced grid of 20 blocks (a row each, so
+     * span_chunk_grid leaves it as it is) */
     choose_norm(NORM_LAYER_BACKWARD, FV_BF16, 20, 1987, FV_APPROACH_AUTO, "H200", &chosen);
     ck_assert_msg(on_span_chunks(&chosen), "%s", chosen.params.description);
     ck_assert_int_eq(chosen.launch.grid[0], 20);

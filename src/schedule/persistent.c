@@ -66,9 +66,9 @@ enum {
                                              (h200-2026-11-27.md, session 24) */
     FLOATS_MARGIN = 16,       /* spare registers hold_floats leaves, against the error of
                                  our register estimate */
-    MULTIWAVE_MIN_ROW_GROUPS = 8, /* fewest row groups a multi-wave block walks (but see
-                                     MULTIWAVE_MIN_WARP_ROWS) */
-    MULTIWAVE_MIN_WARP_ROWS = 8,  /* fewest rows a multi-wave block of a warp per row walks */
+    MULTIWAVE_MIN_ROW_GROUPS = 8, /* row groups a block of the 8-row multi-wave grid walks at
+                                     least (multiwave_walkers; but see MULTIWAVE_MIN_WARP_ROWS) */
+    MULTIWAVE_MIN_WARP_ROWS = 8,  /* ... rows, where a row is a warp's */
     SHORT_BLOCK_ROUNDS = 2,   /* two_round_blocks: row groups each forward block walks */
     SHORT_BLOCK_MIN_PER_SM = 3, /* two_round_blocks: fewest blocks per SM it applies at
                                    (any, for rows of one input and one reduction) */
@@ -1520,8 +1520,9 @@ static int partial_cluster_blocks(const search_problem *p, const candidate *c)
     return PARTIAL_CLUSTER;
 }
 
-/* The fewest rows a multi-wave block walks (each block's partials are a
- * workspace row for stage 2): MULTIWAVE_MIN_ROW_GROUPS row groups, but only
+/* The fewest rows a block of the 8-row multi-wave grid walks (each block's
+ * partials are a workspace row for stage 2; multiwave_walkers takes another
+ * grid where this one leaves SMs idle): MULTIWAVE_MIN_ROW_GROUPS row groups, but only
  * MULTIWAVE_MIN_WARP_ROWS rows (nvFuser's 8 rows a block, nvfuser.md 1.2)
  * where each row is one warp's (blocks of 4 such rows).  H200, a warp per
  * row at 8 rows against 8 groups of 4 (bench/results/h200-2026-12-01.md,
@@ -1557,30 +1558,32 @@ static int64_t busiest_sm_rows(const search_problem *p, const candidate *c, int6
 
 /* The walkers (blocks, or clusters of rows split over clusters) of a
  * multi-wave grid, at most `wave`, one wave of them.  Each block's partials
- * are a workspace row for stage 2, so blocks walk at least
- * multiwave_least_rows rows, unless that leaves the GPU idle: where the
- * fewest rounds the wave allows, spread over as few walkers as take them
- * (every walker the same rounds), walk fewer rows on the busiest SM
- * (busiest_sm_rows), that grid is taken instead; where they walk the same
- * rows, only if the 8-row grid leaves SMs without a block and the rows are
- * wider than a warp.  At small N the 8-row grid used a fraction of the SMs
- * (LN bwd bf16 216 x 4096: 26 blocks on 132 SMs, 8-9 rows each, where the
- * balanced grid has 216 of a row each).
- * H200, the balanced grid against the 8-row one (bench/results/
- * h200-2026-12-01.md, session 49), kernel time: N = 216 +7..+57% (x 1024
- * / 4096 / 8192, every norm and type), N = 432 +6..+31%, N = 864 -3..+11%,
- * N = 1296 +1..+10%.  Where the busiest SM walks the same rows either way
- * the balanced grid is not taken where every SM has a block: it ran more
- * blocks at once per SM there and lost (LN bwd 16-bit 2049 x 1987
- * -10..-11%, fp32 2049 x 1024 -3%, fp32 2048 x 1023 -2..-4%, LN bwd bf16
- * 2048 x 2048 -2%).  Where the 8-row grid leaves SMs idle it is: LN / RMS
- * bwd fp32 864 x 2048 (216 blocks of 4 rows against 108 of 8) +12.5 /
- * +11.2%, bf16 864 x 4096 +7.3 / +10.1%, 990 x 2048 -1.4 / +5.2%, fp32 990
- * x 1024 +3.2 / +0.9% (h200-2026-12-01.md, session 49, probe T); blocks of
- * warp rows gave LN and RMS norm opposite signs there (16-bit 792 / 864 x
- * 1024: LN -2.9%, RMS +2.2%) and keep the 8-row grid. */
+ * are a workspace row for stage 2, and nvFuser's grid gives every block at
+ * least multiwave_least_rows rows (the 8-row grid).  The other grid is the
+ * balanced one: the fewest rounds the wave allows, over as few walkers as
+ * take them (each walks that many rounds or one fewer).  It is taken where
+ * its busiest SM walks fewer rows (busiest_sm_rows); where they walk the
+ * same rows, only if the 8-row grid leaves SMs without a block and the rows
+ * are wider than a warp.  At small N the 8-row grid used a fraction of the
+ * SMs (LN bwd bf16 216 x 4096: 26 blocks on 132 SMs, 8-9 rows each, where
+ * the balanced grid has 216 of a row each).  H200, against the 8-row grid
+ * (bench/results/h200-2026-12-01.md, session 49), kernel time, geomean
+ * (range): N = 33 / 64 +61.5 / +27.9% (+4.6..+145%), 216 +29.1%
+ * (+5.9..+54.6%), 432 +17.2% (+4.7..+32.2%), 864 +1.3% (-0.8..+5.8%), 1296
+ * +2.4% (-1.1..+9.6%), 2049 +0.1% (-1.6..+1.6%).  Where the rows tie the
+ * balanced grid is not taken if every SM has a block: it ran more blocks at
+ * once per SM there and lost (LN bwd 16-bit 2049 x 1987 -10..-11%, fp32
+ * 2049 x 1024 -3%, fp32 2048 x 1023 -2..-4%, LN bwd bf16 2048 x 2048 -2%).
+ * Where the 8-row grid leaves SMs idle it is: LN / RMS bwd fp32 864 x 2048
+ * (216 blocks of 4 rows against 108 of 8) +12.5 / +11.2%, bf16 864 x 4096
+ * +7.3 / +10.1%, 990 x 2048 -1.4 / +5.2%, fp32 990 x 1024 +3.2 / +0.9%
+ * (probe T); blocks of warp rows gave LN and RMS norm opposite signs there
+ * (16-bit 792 / 864 x 1024: LN -2.9%, RMS +2.2%) and keep the 8-row grid,
+ * as do rows shorter than a warp (unmeasured). */
 static int64_t multiwave_walkers(const search_problem *p, const candidate *c, int64_t wave)
 {
+    if (wave < 1)
+        wave = 1;
     int64_t walkers = p->outer / multiwave_least_rows(c);
     if (walkers > wave)
         walkers = wave;
@@ -1593,7 +1596,7 @@ static int64_t multiwave_walkers(const search_problem *p, const candidate *c, in
     int64_t least_rows_grid_rows = busiest_sm_rows(p, c, walkers);
     bool sms_left_idle = walkers * c->cluster < p->device->sm_count;
     if (balanced_rows < least_rows_grid_rows ||
-        (balanced_rows == least_rows_grid_rows && sms_left_idle && c->block_x != WARP_THREADS))
+        (balanced_rows == least_rows_grid_rows && sms_left_idle && c->block_x > WARP_THREADS))
         return balanced;
     return walkers;
 }
@@ -1622,9 +1625,8 @@ static int grid_blocks(const search_problem *p, const candidate *c)
 }
 
 /* The rows the busiest SM walks under a candidate's grid (grid_blocks,
- * busiest_sm_rows).  For candidates of a row per block or pair (cluster
- * 1), before set_grid rounds the grid down to whole clusters of partials
- * (a block or so fewer). */
+ * busiest_sm_rows), before set_grid rounds the grid to whole clusters of
+ * partials or to span chunks' multiples (grid_multiple). */
 static int64_t rows_on_busiest_sm(const search_problem *p, const candidate *c)
 {
     return busiest_sm_rows(p, c, grid_blocks(p, c) / c->cluster);
@@ -1632,11 +1634,15 @@ static int64_t rows_on_busiest_sm(const search_problem *p, const candidate *c)
 
 /* Whether a row pair (pair_rows) leaves its busiest SM at most
  * ROW_PAIR_MAX_EXTRA_ROWS_EIGHTHS / 8 more rows than the single rows leave
- * theirs (rows_on_busiest_sm).  Where there are too few rows to give every
- * SM a block of MULTIWAVE_MIN_ROW_GROUPS row groups, a block of pairs takes
- * two rows per group, so pairing halves the SMs at work and each walks twice
- * the rows; where the single rows run 2 blocks on an SM, the pairs' one
- * block walks the rows of both.  Pairs against single rows on an H200
+ * theirs (rows_on_busiest_sm).  Where the single rows' grid has one block
+ * per SM and a row or so each, a block of pairs takes two rows per group,
+ * so pairing halves the SMs at work and each walks twice the rows (LN bwd
+ * bf16 64 x 8192: 32 pair blocks of 2 rows against 64 of 1); where the
+ * single rows run 2 blocks on an SM, the pairs' one block walks the rows of
+ * both.  Since the balanced grids of multiwave_walkers, pairs also tie at
+ * N = 216: LN bwd bf16 x 8192 on 108 blocks of pairs or 108 of 2 single
+ * rows (the 8-row grids left pairs 18 rows against 8, the first line
+ * below).  Pairs against single rows on an H200
  * (h200-2026-11-28.md, sessions 28 and 29), kernel time:
  *   rows per busiest SM twice the single rows': LN bwd x 8192 at N = 216
  *   1.5-2.1 times as long; LN / RMS bwd fp32 x 4096 at N = 216 1.36 / 1.21
@@ -2046,9 +2052,10 @@ static bool sixteen_bit_cache(const buffered_inputs *buffers)
  * -> 65.2% of copy; fp32 rows so lost, LN bwd x 3071 / 4089 -2.3 / -2.2%,
  * RMS bwd x 8191 -0.5%, and keep their elements; 16-bit rows with an fp32
  * weight never ran so), and a grid of a chunk's blocks or more before the
- * rounding (8 blocks in 16 bits, 4 in fp32: a smaller grid would be rounded
- * up to blocks that walk no row; LN bwd bf16 7 x 1987 keeps its elements,
- * 20 x 1987 takes chunks on 16 blocks), in
+ * rounding (8 blocks in 16 bits, 4 in fp32: span_chunk_grid would round a
+ * smaller grid under N up to a chunk, to blocks that walk no row; LN bwd
+ * bf16 7 x 1987 keeps its elements, 20 x 1987 takes chunks on 20 blocks, a
+ * row each), in
  * two row slots or more (one slot of spans, copy_row_spans, never ran on
  * chunks). */
 static bool multiwave_takes_span_chunks(const search_problem *p, const candidate *c)
@@ -2184,52 +2191,52 @@ static void compute_on_span_chunks(const search_problem *p, candidate *c)
     occupancy(p->device, c);
 }
 
-/* The grid of a kernel computing on span chunks (compute_on_span_chunks)
- * whose row constants are put at the rows' shift: a multiple of the
- * chunk's `chunk` elements unless every row has a block of its own, so
- * that a block's rows all start at the same element of their first
- * chunk. */
-static int span_chunk_grid(int64_t outer, int grid, int chunk)
+/* `grid` as a multiple of `multiple` blocks: rounded down, except for a
+ * multi-wave candidate of a block per walker (cluster 1) where rounding
+ * down gives some block one round more than `grid` does and the multiple
+ * above stays within the wave and the row groups (the balanced grids of
+ * multiwave_walkers: on a B200, 2048 rows in 293 blocks of 7 rounds would
+ * be 292 blocks in clusters of 2, some of 8 rounds, where 294 walk 7). */
+static int grid_multiple(const search_problem *p, const candidate *c, int grid, int multiple)
 {
-    if (grid >= outer)
-        return grid;
-    return grid >= chunk ? grid / chunk * chunk : chunk;
-}
-
-/* The chosen candidate's grid (best->grid) as whole clusters of
- * `partial_cluster` blocks: rounded down, unless that makes some block walk
- * one round more than the others and rounding up stays within the wave and
- * the row groups (the balanced grids of multiwave_walkers: on a B200, 2048
- * rows in 293 blocks of 7 rounds would be 292 blocks, some of 8, where 294
- * walk 7). */
-static int whole_partial_clusters(const search_problem *p, const candidate *best,
-                                  int partial_cluster)
-{
-    int64_t row_groups = (p->outer + best->block_y - 1) / best->block_y;
-    int64_t down = best->grid / partial_cluster * partial_cluster;
-    int64_t up = down == best->grid ? down : down + partial_cluster;
-    int64_t wave = (int64_t)best->blocks_per_sm * p->device->sm_count;
-    bool round_added = down > 0 && (row_groups + down - 1) / down > (row_groups + best->grid - 1) / best->grid;
-    if (round_added && up <= wave && up <= row_groups)
+    int64_t row_groups = (p->outer + c->block_y - 1) / c->block_y;
+    int64_t down = grid / multiple * multiple;
+    int64_t up = down == grid ? down : down + multiple;
+    int64_t wave = (int64_t)c->blocks_per_sm * p->device->sm_count;
+    bool round_added = down > 0 && (row_groups + down - 1) / down > (row_groups + grid - 1) / grid;
+    if (p->outer_reductions > 0 && c->cluster == 1 && round_added && up <= wave &&
+        up <= row_groups)
         return (int)up;
     return (int)down;
+}
+
+/* The grid of a kernel computing on span chunks (compute_on_span_chunks)
+ * whose row constants are put at the rows' shift: a multiple of the
+ * chunk's `chunk` elements (grid_multiple) unless every row has a block of
+ * its own, so that a block's rows all start at the same element of their
+ * first chunk. */
+static int span_chunk_grid(const search_problem *p, const candidate *c, int chunk)
+{
+    if (c->grid >= p->outer)
+        return c->grid;
+    return c->grid >= chunk ? grid_multiple(p, c, c->grid, chunk) : chunk;
 }
 
 /* Sets the chosen candidate's grid (grid_blocks; on span chunks with the
  * row constants at the rows' shift, span_chunk_grid's multiple of the
  * chunk) and, where its blocks add their partials together in clusters
- * (partial_cluster_blocks), rounds the grid down to whole clusters and adds
- * the exchange to its shared memory.  Returns the blocks per such cluster,
+ * (partial_cluster_blocks), rounds the grid to whole clusters
+ * (grid_multiple) and adds the exchange to its shared memory.  Returns the blocks per such cluster,
  * 1 where there are none. */
 static int set_grid(const search_problem *p, candidate *best)
 {
     best->grid = grid_blocks(p, best);
     if (best->span_batch > 0 &&
         constants_at_row_shift(best->cached, best->weight_floats, p->buffers->cached_count))
-        best->grid = span_chunk_grid(p->outer, best->grid, span_chunk_elements(p->buffers));
+        best->grid = span_chunk_grid(p, best, span_chunk_elements(p->buffers));
     int partial_cluster = partial_cluster_blocks(p, best);
     if (partial_cluster > 1) {
-        best->grid = whole_partial_clusters(p, best, partial_cluster);
+        best->grid = grid_multiple(p, best, best->grid, partial_cluster);
         best->shared_bytes = (int)shared_with_partial_exchange(best, p->outer_reductions,
                                                                p->vector, partial_cluster);
     }
