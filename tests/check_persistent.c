@@ -64,10 +64,11 @@ static void assert_fits(const choice *chosen, const char *device_name, int64_t r
     ck_assert_int_le(chosen->launch.dynamic_shared_bytes, (int)device.shared_per_block_optin);
     /* one wave, or forward blocks of two rows each; every multi-wave block
      * with at least 8 row groups (8 rows where a row is a warp's) or else
-     * the balanced grid (multiwave_walkers: no more walkers than the rounds
-     * they take need, but for whole clusters of partials; a walker is a
-     * block, or a cluster where rows are split over clusters), every forward block with at least one row group (or a
-     * single block) */
+     * the balanced grid (multiwave_walkers: within the planned wave, no
+     * more walkers than the rounds they take need, but for whole clusters
+     * of partials or span chunks' multiples; a walker is a block, or a
+     * cluster where rows are split over clusters), every forward block with
+     * at least one row group (or a single block) */
     int64_t blocks = chosen->launch.grid[0];
     bool forward = strcmp(chosen->family, "inner_persistent") == 0;
     int64_t groups = chosen->launch.block[1];
@@ -89,7 +90,7 @@ static void assert_fits(const choice *chosen, const char *device_name, int64_t r
         int64_t rounds = (row_groups + walkers - 1) / walkers;
         int64_t balanced = (row_groups + rounds - 1) / rounds;
         /* rounded up to whole clusters of partials or a multiple of span
-         * chunks (grid_multiple; both powers of 2) */
+         * chunks (round_grid_to_multiple; both powers of 2) */
         int64_t multiple = !rows_split && chosen->launch.cluster > 1 ? chosen->launch.cluster : 1;
         if (strstr(chosen->params.description, "-element chunks of the row's aligned span") &&
             chosen->params.vector > multiple)
@@ -1460,10 +1461,14 @@ static bool rows_held_as_float(const choice *chosen)
     return strstr(chosen->params.description, "held as float in registers: the row buffers") != NULL;
 }
 
-/* Multi-wave grids at small N (multiwave_walkers): where the blocks of 8
- * rows (or 8 row groups) would leave SMs idle, the balanced grid (the
- * fewest rounds a wave allows, over as few blocks as take them), if its
- * busiest SM walks fewer rows; else the 8-row grid.  H200 (132 SMs):
+/* Multi-wave grids at small N (multiwave_walkers): the balanced grid (the
+ * fewest rounds a wave allows, over as few blocks as take them) where its
+ * busiest SM walks fewer rows than the 8-row grid's (blocks of 8 rows or 8
+ * row groups), or as many where the 8-row grid leaves SMs idle and the rows
+ * are wider than a warp; else the 8-row grid.  A balanced grid rounded to
+ * a multiple (span chunks, clusters of partials) is rounded up where
+ * rounding down would add a round (round_grid_to_multiple: LN bwd bf16 500
+ * x 1987 on span chunks, 250 blocks -> 256, not 248).  H200 (132 SMs):
  *   LN bwd bf16 216 x 4096: 128-thread rows at 2 blocks/SM, 216 blocks of
  *   a row (26 of 8-9 rows before); 1296 x 4096: 5 rounds of 260 blocks (10
  *   rows on the busiest SM, against 16 on 162 blocks); 864 x 16384: 7
@@ -1488,6 +1493,7 @@ START_TEST(small_batches_take_balanced_grids)
         {NORM_LAYER_BACKWARD, FV_BF16, 864, 16384, 124},
         {NORM_LAYER_BACKWARD, FV_F32, 864, 2048, 216},
         {NORM_LAYER_BACKWARD, FV_BF16, 864, 1024, 108},
+        {NORM_LAYER_BACKWARD, FV_BF16, 500, 1987, 256},
         {NORM_LAYER_BACKWARD, FV_BF16, 2049, 1987, 256},
         {NORM_LAYER_BACKWARD, FV_F32, 2049, 1024, 256},
         {NORM_LAYER_BACKWARD, FV_BF16, 2048, 2048, 256},
@@ -1508,7 +1514,9 @@ END_TEST
  * 16-byte vectors as float in registers, at the cost of blocks per SM;
  * softmax, RMS norm, fp32 and rows of an odd length do not.  Forward grids
  * are one wave with at least one row group per block; multi-wave blocks
- * keep at least 8 row groups, or 8 rows where a row is a warp's. */
+ * keep at least 8 row groups, or 8 rows where a row is a warp's, unless
+ * the balanced grid of multiwave_walkers walks fewer rows on the busiest
+ * SM (216 rows of warp rows: 54 blocks of a row group). */
 START_TEST(forward_rows_held_as_float_in_one_wave)
 {
     fv_device device;
@@ -2125,8 +2133,8 @@ END_TEST
  * shared memory at the shift (LN bwd x 9215), and rows whose estimate
  * takes the whole register share of 512 threads (x 12287, ~128
  * registers).  In 2 steps only 16-bit chunks filling 5/8 of them (x 1279,
- * not x 1023 / 1151 or fp32 x 639); not under 64 rows (the grid would be
- * rounded up to 8), nor with the weight cached in shared memory in fp32 (LN
+ * not x 1023 / 1151 or fp32 x 639); not on a grid under a chunk's 8 blocks
+ * (it would be rounded up to blocks that walk no row: 7 rows), nor with the weight cached in shared memory in fp32 (LN
  * bwd fp32 x 3071; bf16 rows with an fp32 weight at x 9215). */
 START_TEST(odd_backward_rows_compute_on_span_chunks)
 {

@@ -1521,9 +1521,9 @@ static int partial_cluster_blocks(const search_problem *p, const candidate *c)
 }
 
 /* The fewest rows a block of the 8-row multi-wave grid walks (each block's
- * partials are a workspace row for stage 2; multiwave_walkers takes another
- * grid where this one leaves SMs idle): MULTIWAVE_MIN_ROW_GROUPS row groups, but only
- * MULTIWAVE_MIN_WARP_ROWS rows (nvFuser's 8 rows a block, nvfuser.md 1.2)
+ * partials are a workspace row for stage 2; multiwave_walkers takes the
+ * balanced grid instead where that walks fewer rows on the busiest SM):
+ * MULTIWAVE_MIN_ROW_GROUPS row groups, but only MULTIWAVE_MIN_WARP_ROWS rows (nvFuser's 8 rows a block, nvfuser.md 1.2)
  * where each row is one warp's (blocks of 4 such rows).  H200, a warp per
  * row at 8 rows against 8 groups of 4 (bench/results/h200-2026-12-01.md,
  * session 48): LN / RMS bwd 16-bit x 1024 at N = 216 +55..+61% (6 blocks ->
@@ -1626,7 +1626,7 @@ static int grid_blocks(const search_problem *p, const candidate *c)
 
 /* The rows the busiest SM walks under a candidate's grid (grid_blocks,
  * busiest_sm_rows), before set_grid rounds the grid to whole clusters of
- * partials or to span chunks' multiples (grid_multiple). */
+ * partials or to span chunks' multiples (round_grid_to_multiple). */
 static int64_t rows_on_busiest_sm(const search_problem *p, const candidate *c)
 {
     return busiest_sm_rows(p, c, grid_blocks(p, c) / c->cluster);
@@ -1651,8 +1651,9 @@ static int64_t rows_on_busiest_sm(const search_problem *p, const candidate *c)
  *   (104 SMs busy against 132) +5.0 / +3.1%, N = 1856 +7.5 / +4.2%, N =
  *   2048 +13.5 / +8.6%, x 3072 at N = 2048 +9.3 / +6.0%; LN bwd bf16 / fp16
  *   x 8192 at N = 2048 +2.9 / +1.5%;
- *   one eighth more (18 rows against 16): LN bwd bf16 / fp16 x 8192 at N =
- *   2049 +2.0 / 0.0%. */
+ *   one eighth more (18 rows against 16, on the 8-row grids; the balanced
+ *   grids now give 16 either way): LN bwd bf16 / fp16 x 8192 at N = 2049
+ *   +2.0 / 0.0%. */
 static bool pair_keeps_the_grid(const search_problem *p, const candidate *single,
                                 const candidate *pair)
 {
@@ -2055,9 +2056,8 @@ static bool sixteen_bit_cache(const buffered_inputs *buffers)
  * rounding (8 blocks in 16 bits, 4 in fp32: span_chunk_grid would round a
  * smaller grid under N up to a chunk, to blocks that walk no row; LN bwd
  * bf16 7 x 1987 keeps its elements, 20 x 1987 takes chunks on 20 blocks, a
- * row each), in
- * two row slots or more (one slot of spans, copy_row_spans, never ran on
- * chunks). */
+ * row each), in two row slots or more (one slot of spans, copy_row_spans,
+ * never ran on chunks). */
 static bool multiwave_takes_span_chunks(const search_problem *p, const candidate *c)
 {
     bool constants_form_ran = c->weight_floats || (c->cached && sixteen_bit_cache(p->buffers));
@@ -2197,7 +2197,8 @@ static void compute_on_span_chunks(const search_problem *p, candidate *c)
  * above stays within the wave and the row groups (the balanced grids of
  * multiwave_walkers: on a B200, 2048 rows in 293 blocks of 7 rounds would
  * be 292 blocks in clusters of 2, some of 8 rounds, where 294 walk 7). */
-static int grid_multiple(const search_problem *p, const candidate *c, int grid, int multiple)
+static int round_grid_to_multiple(const search_problem *p, const candidate *c, int grid,
+                                  int multiple)
 {
     int64_t row_groups = (p->outer + c->block_y - 1) / c->block_y;
     int64_t down = grid / multiple * multiple;
@@ -2212,22 +2213,22 @@ static int grid_multiple(const search_problem *p, const candidate *c, int grid, 
 
 /* The grid of a kernel computing on span chunks (compute_on_span_chunks)
  * whose row constants are put at the rows' shift: a multiple of the
- * chunk's `chunk` elements (grid_multiple) unless every row has a block of
- * its own, so that a block's rows all start at the same element of their
- * first chunk. */
+ * chunk's `chunk` elements (round_grid_to_multiple) unless every row has a
+ * block of its own, so that a block's rows all start at the same element
+ * of their first chunk. */
 static int span_chunk_grid(const search_problem *p, const candidate *c, int chunk)
 {
     if (c->grid >= p->outer)
         return c->grid;
-    return c->grid >= chunk ? grid_multiple(p, c, c->grid, chunk) : chunk;
+    return c->grid >= chunk ? round_grid_to_multiple(p, c, c->grid, chunk) : chunk;
 }
 
 /* Sets the chosen candidate's grid (grid_blocks; on span chunks with the
  * row constants at the rows' shift, span_chunk_grid's multiple of the
  * chunk) and, where its blocks add their partials together in clusters
  * (partial_cluster_blocks), rounds the grid to whole clusters
- * (grid_multiple) and adds the exchange to its shared memory.  Returns the blocks per such cluster,
- * 1 where there are none. */
+ * (round_grid_to_multiple) and adds the exchange to its shared memory.
+ * Returns the blocks per such cluster, 1 where there are none. */
 static int set_grid(const search_problem *p, candidate *best)
 {
     best->grid = grid_blocks(p, best);
@@ -2236,7 +2237,7 @@ static int set_grid(const search_problem *p, candidate *best)
         best->grid = span_chunk_grid(p, best, span_chunk_elements(p->buffers));
     int partial_cluster = partial_cluster_blocks(p, best);
     if (partial_cluster > 1) {
-        best->grid = grid_multiple(p, best, best->grid, partial_cluster);
+        best->grid = round_grid_to_multiple(p, best, best->grid, partial_cluster);
         best->shared_bytes = (int)shared_with_partial_exchange(best, p->outer_reductions,
                                                                p->vector, partial_cluster);
     }
