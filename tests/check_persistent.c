@@ -1461,7 +1461,8 @@ static bool rows_held_as_float(const choice *chosen)
     return strstr(chosen->params.description, "held as float in registers: the row buffers") != NULL;
 }
 
-/* Multi-wave grids at small N (multiwave_walkers): the balanced grid (the
+/* Multi-wave grids at small N (multiwave_walkers), and what `show` says
+ * of them (multiwave_grid_text): the balanced grid (the
  * fewest rounds a wave allows, over as few blocks as take them) where its
  * busiest SM walks fewer rows than the 8-row grid's (blocks of 8 rows or 8
  * row groups), or as many where the 8-row grid leaves SMs idle and the rows
@@ -1487,17 +1488,25 @@ START_TEST(small_batches_take_balanced_grids)
         fv_dtype dtype;
         int64_t rows, hidden;
         int grid;
+        const char *why;  /* what `show` says of the grid (NULL: nothing) */
     } shapes[] = {
-        {NORM_LAYER_BACKWARD, FV_BF16, 216, 4096, 216},
-        {NORM_LAYER_BACKWARD, FV_BF16, 1296, 4096, 260},
-        {NORM_LAYER_BACKWARD, FV_BF16, 864, 16384, 124},
-        {NORM_LAYER_BACKWARD, FV_F32, 864, 2048, 216},
-        {NORM_LAYER_BACKWARD, FV_BF16, 864, 1024, 108},
-        {NORM_LAYER_BACKWARD, FV_BF16, 500, 1987, 256},
-        {NORM_LAYER_BACKWARD, FV_BF16, 2049, 1987, 256},
-        {NORM_LAYER_BACKWARD, FV_F32, 2049, 1024, 256},
-        {NORM_LAYER_BACKWARD, FV_BF16, 2048, 2048, 256},
-        {NORM_LAYER_BACKWARD, FV_BF16, 16384, 4096, 264},
+        {NORM_LAYER_BACKWARD, FV_BF16, 216, 4096, 216,
+         "(balanced: 1 round of row groups, 2 rows on the busiest SM, against 8 on the 27 "
+         "blocks of nvFuser's 8 rows a block)"},
+        {NORM_LAYER_BACKWARD, FV_BF16, 1296, 4096, 260, "(balanced: 5 rounds"},
+        {NORM_LAYER_BACKWARD, FV_BF16, 864, 16384, 124, "(balanced: 7 rounds"},
+        {NORM_LAYER_BACKWARD, FV_F32, 864, 2048, 216,
+         "8 rows on the busiest SM, as many as on the 108 blocks of nvFuser's 8 rows a block, "
+         "which leave SMs idle)"},
+        {NORM_LAYER_BACKWARD, FV_BF16, 864, 1024, 108, "kept for rows of a warp or less)"},
+        {NORM_LAYER_BACKWARD, FV_BF16, 500, 1987, 256, "(balanced: 2 rounds"},
+        {NORM_LAYER_BACKWARD, FV_BF16, 2049, 1987, 256,
+         "(nvFuser's 8 rows a block: 18 rows on the busiest SM, as many as on the balanced "
+         "grid of 342 blocks, kept where every SM has a block)"},
+        {NORM_LAYER_BACKWARD, FV_F32, 2049, 1024, 256, "kept where every SM has a block)"},
+        {NORM_LAYER_BACKWARD, FV_BF16, 2048, 2048, 256,
+         "16 rows on the busiest SM, against 18 on the balanced grid"},
+        {NORM_LAYER_BACKWARD, FV_BF16, 16384, 4096, 264, NULL},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         choice chosen;
@@ -1505,6 +1514,14 @@ START_TEST(small_batches_take_balanced_grids)
                     FV_APPROACH_MULTIWAVE, "H200", &chosen);
         ck_assert_msg((int)chosen.launch.grid[0] == shapes[i].grid, "case %zu: grid %d: %s", i,
                       (int)chosen.launch.grid[0], chosen.params.description);
+        const char *description = chosen.params.description;
+        if (shapes[i].why != NULL)
+            ck_assert_msg(strstr(description, shapes[i].why) != NULL, "case %zu: %s", i,
+                          description);
+        else
+            ck_assert_msg(strstr(description, "(balanced: ") == NULL &&
+                              strstr(description, "(nvFuser's 8 rows a block: ") == NULL,
+                          "case %zu: %s", i, description);
         assert_fits(&chosen, "H200", shapes[i].rows);
     }
 }

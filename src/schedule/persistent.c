@@ -585,6 +585,18 @@ static bool sixteen_bit_rows(const buffered_inputs *buffers, int vector)
     return vector == 8 && full_vectors(buffers, vector);
 }
 
+/* The two grids a multi-wave candidate chooses between
+ * (compare_multiwave_grids), kept for `show`. */
+typedef struct multiwave_grids {
+    int64_t wave;                /* walkers one wave holds */
+    int64_t least_rows_walkers;  /* the 8-row grid's walkers (nvFuser's) */
+    int64_t least_rows_busiest;  /* ... and the rows its busiest SM walks */
+    int64_t balanced_walkers;    /* the balanced grid's walkers */
+    int64_t balanced_busiest;
+    int64_t balanced_rounds;     /* row groups its busiest walker walks */
+    bool balanced_taken;
+} multiwave_grids;
+
 typedef struct candidate {
     int threads, block_x, block_y, batch;
     int cluster;               /* blocks sharing each row (a slice each), 1: none */
@@ -606,6 +618,7 @@ typedef struct candidate {
                                   (compute_on_span_chunks), 0: on `batch` vectors */
     int row_capacity;          /* elements of a row the block's row group covers */
     const char *limit;         /* what limits blocks per SM */
+    multiwave_grids grids;     /* set_grid's choice of grid (multi-wave) */
 } candidate;
 
 static int round_up_16(int64_t bytes) { return (int)((bytes + 15) / 16 * 16); }
@@ -1556,8 +1569,9 @@ static int64_t busiest_sm_rows(const search_problem *p, const candidate *c, int6
     return blocks_per_busiest_sm * rounds * c->block_y;
 }
 
-/* The walkers (blocks, or clusters of rows split over clusters) of a
- * multi-wave grid, at most `wave`, one wave of them.  Each block's partials
+/* Into *grids, the two grids a multi-wave candidate chooses between, in
+ * walkers (blocks, or clusters of rows split over clusters), at most
+ * `wave`, one wave of them, and which it takes.  Each block's partials
  * are a workspace row for stage 2, and nvFuser's grid gives every block at
  * least multiwave_least_rows rows (the 8-row grid).  The other grid is the
  * balanced one: the fewest rounds the wave allows, over as few walkers as
@@ -1580,7 +1594,8 @@ static int64_t busiest_sm_rows(const search_problem *p, const candidate *c, int6
  * (probe T); blocks of warp rows gave LN and RMS norm opposite signs there
  * (16-bit 792 / 864 x 1024: LN -2.9%, RMS +2.2%) and keep the 8-row grid,
  * as do rows shorter than a warp (unmeasured). */
-static int64_t multiwave_walkers(const search_problem *p, const candidate *c, int64_t wave)
+static void compare_multiwave_grids(const search_problem *p, const candidate *c, int64_t wave,
+                                    multiwave_grids *grids)
 {
     if (wave < 1)
         wave = 1;
@@ -1591,14 +1606,62 @@ static int64_t multiwave_walkers(const search_problem *p, const candidate *c, in
         walkers = 1;
     int64_t row_groups = (p->outer + c->block_y - 1) / c->block_y;
     int64_t rounds = (row_groups + wave - 1) / wave;
-    int64_t balanced = (row_groups + rounds - 1) / rounds;
-    int64_t balanced_rows = busiest_sm_rows(p, c, balanced);
-    int64_t least_rows_grid_rows = busiest_sm_rows(p, c, walkers);
+    grids->wave = wave;
+    grids->least_rows_walkers = walkers;
+    grids->least_rows_busiest = busiest_sm_rows(p, c, walkers);
+    grids->balanced_walkers = (row_groups + rounds - 1) / rounds;
+    grids->balanced_busiest = busiest_sm_rows(p, c, grids->balanced_walkers);
+    grids->balanced_rounds = rounds;
     bool sms_left_idle = walkers * c->cluster < p->device->sm_count;
-    if (balanced_rows < least_rows_grid_rows ||
-        (balanced_rows == least_rows_grid_rows && sms_left_idle && c->block_x > WARP_THREADS))
-        return balanced;
-    return walkers;
+    grids->balanced_taken =
+        grids->balanced_busiest < grids->least_rows_busiest ||
+        (grids->balanced_busiest == grids->least_rows_busiest && sms_left_idle &&
+         c->block_x > WARP_THREADS);
+}
+
+/* The walkers of a multi-wave grid: compare_multiwave_grids' choice. */
+static int64_t multiwave_walkers(const search_problem *p, const candidate *c, int64_t wave)
+{
+    multiwave_grids grids;
+    compare_multiwave_grids(p, c, wave, &grids);
+    return grids.balanced_taken ? grids.balanced_walkers : grids.least_rows_walkers;
+}
+
+/* For `show`: which of compare_multiwave_grids' grids a multi-wave
+ * candidate took and why, as " (balanced: ...)" or " (nvFuser's 8 rows a
+ * block: ...)"; empty where the 8-row grid is the whole wave. */
+static void multiwave_grid_text(const candidate *c, char *text, size_t size)
+{
+    const multiwave_grids g = c->grids;
+    const char *unit = c->cluster > 1 ? "clusters" : "blocks";
+    text[0] = '\0';
+    if (g.wave == 0)
+        return;
+    bool tie = g.balanced_busiest == g.least_rows_busiest;
+    char compared[64];
+    if (g.balanced_taken) {
+        snprintf(compared, sizeof compared, tie ? "as many as" : "against %lld",
+                 (long long)g.least_rows_busiest);
+        snprintf(text, size,
+                 " (balanced: %lld round%s of row groups, %lld rows on the busiest SM, %s on "
+                 "the %lld %s of nvFuser's 8 rows a block%s)",
+                 (long long)g.balanced_rounds, g.balanced_rounds == 1 ? "" : "s",
+                 (long long)g.balanced_busiest, compared, (long long)g.least_rows_walkers,
+                 unit, tie ? ", which leave SMs idle" : "");
+        return;
+    }
+    if (g.least_rows_walkers >= g.wave)
+        return;
+    snprintf(compared, sizeof compared, tie ? "as many as" : "against %lld",
+             (long long)g.balanced_busiest);
+    const char *why = !tie                        ? ""
+                      : c->block_x <= WARP_THREADS ? ", kept for rows of a warp or less"
+                                                   : ", kept where every SM has a block";
+    snprintf(text, size,
+             " (nvFuser's 8 rows a block: %lld rows on the busiest SM, %s on the balanced "
+             "grid of %lld %s%s)",
+             (long long)g.least_rows_busiest, compared, (long long)g.balanced_walkers, unit,
+             why);
 }
 
 /* Blocks of a persistent grid: one wave of whole clusters (the launch
@@ -2232,6 +2295,10 @@ static int span_chunk_grid(const search_problem *p, const candidate *c, int chun
 static int set_grid(const search_problem *p, candidate *best)
 {
     best->grid = grid_blocks(p, best);
+    if (p->outer_reductions > 0)
+        compare_multiwave_grids(p, best,
+                                (int64_t)best->blocks_per_sm * p->device->sm_count / best->cluster,
+                                &best->grids);
     if (best->span_batch > 0 &&
         constants_at_row_shift(best->cached, best->weight_floats, p->buffers->cached_count))
         best->grid = span_chunk_grid(p, best, span_chunk_elements(p->buffers));
@@ -2426,6 +2493,8 @@ static fv_status inner_outer_choose(const fv_segment_view *view, const fv_case *
                  best.split_for_constants ? "; a block per row would read the row-constant "
                                             "inputs from device memory in every pass"
                                           : "");
+    char grid_text[224];
+    multiwave_grid_text(&best, grid_text, sizeof grid_text);
     char partial_clusters[96] = "";
     if (params->extra[EXTRA_PARTIAL_CLUSTER] > 1)
         snprintf(partial_clusters, sizeof partial_clusters,
@@ -2434,13 +2503,13 @@ static fv_status inner_outer_choose(const fv_segment_view *view, const fv_case *
     snprintf(params->description, sizeof params->description,
              "multi-wave inner-outer persistent: %s%d x %d threads, batch %d of %d-element "
              "%s, %s, ~%d registers (%d spare), %d blocks/SM (limited by %s), one wave of %d "
-             "blocks%s, stage 2 %d x %d threads of %d-element vectors%s; candidates: %s",
+             "blocks%s%s, stage 2 %d x %d threads of %d-element vectors%s; candidates: %s",
              rows_per_block, best.block_x, best.block_y, params->serial, params->vector,
              best.span_batch > 0 ? SPAN_CHUNKS_TEXT "; the partials at the block's shift)"
                                  : "vectors",
              placement,
              best.registers, best.spare,
-             best.blocks_per_sm, best.limit, best.grid, partial_clusters, stage_x,
+             best.blocks_per_sm, best.limit, best.grid, grid_text, partial_clusters, stage_x,
              best.threads / stage_x, stage_vector,
              stage_two_in_warps(params, outer_reductions) ? " (slices added within warps)" : "",
              fv_text_str(&considered));
