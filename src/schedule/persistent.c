@@ -1638,10 +1638,10 @@ static void multiwave_grid_text(const candidate *c, char *text, size_t size)
     if (g.wave == 0)
         return;
     bool tie = g.balanced_busiest == g.least_rows_busiest;
-    char compared[64];
+    char compared[64] = "as many as";
     if (g.balanced_taken) {
-        snprintf(compared, sizeof compared, tie ? "as many as" : "against %lld",
-                 (long long)g.least_rows_busiest);
+        if (!tie)
+            snprintf(compared, sizeof compared, "against %lld", (long long)g.least_rows_busiest);
         snprintf(text, size,
                  " (balanced: %lld round%s of row groups, %lld rows on the busiest SM, %s on "
                  "the %lld %s of nvFuser's 8 rows a block%s)",
@@ -1652,8 +1652,8 @@ static void multiwave_grid_text(const candidate *c, char *text, size_t size)
     }
     if (g.least_rows_walkers >= g.wave)
         return;
-    snprintf(compared, sizeof compared, tie ? "as many as" : "against %lld",
-             (long long)g.balanced_busiest);
+    if (!tie)
+        snprintf(compared, sizeof compared, "against %lld", (long long)g.balanced_busiest);
     const char *why = !tie                        ? ""
                       : c->block_x <= WARP_THREADS ? ", kept for rows of a warp or less"
                                                    : ", kept where every SM has a block";
