@@ -64,7 +64,7 @@ static void assert_fits(const choice *chosen, const char *device_name, int64_t r
     ck_assert_int_le(chosen->launch.dynamic_shared_bytes, (int)device.shared_per_block_optin);
     /* one wave, or forward blocks of two rows each; every multi-wave block
      * with at least 8 row groups (8 rows where a row is a warp's) or else
-     * the balanced grid (multiwave_walkers: within the planned wave, no
+     * the balanced grid (compare_multiwave_grids: within the planned wave, no
      * more walkers than the rounds they take need, but for whole clusters
      * of partials or span chunks' multiples; a walker is a block, or a
      * cluster where rows are split over clusters), every forward block with
@@ -459,7 +459,7 @@ START_TEST(rows_pair_up_in_256_thread_blocks)
 END_TEST
 
 /* Pairs only where their busiest SM walks at most 1/8 more rows than the
- * single rows' busiest SM (pair_keeps_the_grid; both on multiwave_walkers'
+ * single rows' busiest SM (pair_keeps_the_grid; both on compare_multiwave_grids'
  * grids).  LN bwd bf16 x 8192 on an H200 pairs at N = 16384 (126 rows
  * against 125), 2048 (16 either way), 2049 (16 either way: 129 balanced
  * blocks of pairs) and 216 (2 either way: 108 blocks of pairs, or of 2
@@ -1461,7 +1461,7 @@ static bool rows_held_as_float(const choice *chosen)
     return strstr(chosen->params.description, "held as float in registers: the row buffers") != NULL;
 }
 
-/* Multi-wave grids at small N (multiwave_walkers), and what `show` says
+/* Multi-wave grids at small N (compare_multiwave_grids), and what `show` says
  * of them (multiwave_grid_text): the balanced grid (the
  * fewest rounds a wave allows, over as few blocks as take them) where its
  * busiest SM walks fewer rows than the 8-row grid's (blocks of 8 rows or 8
@@ -1532,7 +1532,7 @@ END_TEST
  * softmax, RMS norm, fp32 and rows of an odd length do not.  Forward grids
  * are one wave with at least one row group per block; multi-wave blocks
  * keep at least 8 row groups, or 8 rows where a row is a warp's, unless
- * the balanced grid of multiwave_walkers walks fewer rows on the busiest
+ * the balanced grid of compare_multiwave_grids walks fewer rows on the busiest
  * SM (216 rows of warp rows: 54 blocks of a row group). */
 START_TEST(forward_rows_held_as_float_in_one_wave)
 {
@@ -1572,7 +1572,7 @@ START_TEST(forward_rows_held_as_float_in_one_wave)
     }
 
     /* multi-wave at 2048 rows, a warp per row: 8 rows (2 row groups of 4)
-     * each; at 216 rows the balanced grid (multiwave_walkers) of 54 blocks,
+     * each; at 216 rows the balanced grid (compare_multiwave_grids) of 54 blocks,
      * a row group each, where 27 blocks of 8 rows left most SMs idle; a
      * block of two 128-thread fp32 rows at 2048 x 4096 keeps 8 row groups
      * (16 rows) */

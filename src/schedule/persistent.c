@@ -67,7 +67,8 @@ enum {
     FLOATS_MARGIN = 16,       /* spare registers hold_floats leaves, against the error of
                                  our register estimate */
     MULTIWAVE_MIN_ROW_GROUPS = 8, /* row groups a block of the 8-row multi-wave grid walks at
-                                     least (multiwave_walkers; but see MULTIWAVE_MIN_WARP_ROWS) */
+                                     least (compare_multiwave_grids; but see
+                                     MULTIWAVE_MIN_WARP_ROWS) */
     MULTIWAVE_MIN_WARP_ROWS = 8,  /* ... rows, where a row is a warp's */
     SHORT_BLOCK_ROUNDS = 2,   /* two_round_blocks: row groups each forward block walks */
     SHORT_BLOCK_MIN_PER_SM = 3, /* two_round_blocks: fewest blocks per SM it applies at
@@ -1534,7 +1535,7 @@ static int partial_cluster_blocks(const search_problem *p, const candidate *c)
 }
 
 /* The fewest rows a block of the 8-row multi-wave grid walks (each block's
- * partials are a workspace row for stage 2; multiwave_walkers takes the
+ * partials are a workspace row for stage 2; compare_multiwave_grids takes the
  * balanced grid instead where that walks fewer rows on the busiest SM):
  * MULTIWAVE_MIN_ROW_GROUPS row groups, but only MULTIWAVE_MIN_WARP_ROWS rows (nvFuser's 8 rows a block, nvfuser.md 1.2)
  * where each row is one warp's (blocks of 4 such rows).  H200, a warp per
@@ -1555,6 +1556,19 @@ static int64_t multiwave_least_rows(const candidate *c)
     return (int64_t)MULTIWAVE_MIN_ROW_GROUPS * c->block_y;
 }
 
+/* A candidate's row groups: block_y rows each, the last maybe fewer. */
+static int64_t row_groups_of(const search_problem *p, const candidate *c)
+{
+    return (p->outer + c->block_y - 1) / c->block_y;
+}
+
+/* The walkers (blocks, or clusters where rows are split over clusters) one
+ * wave of a candidate's blocks holds. */
+static int64_t wave_walkers(const search_problem *p, const candidate *c)
+{
+    return (int64_t)c->blocks_per_sm * p->device->sm_count / c->cluster;
+}
+
 /* The rows the busiest SM walks when `walkers` blocks (clusters of
  * c->cluster blocks, where rows are split over clusters) walk a candidate's
  * row groups of block_y rows: each walker takes every walkers-th group, and
@@ -1562,7 +1576,7 @@ static int64_t multiwave_least_rows(const candidate *c)
  * ceil(blocks / SMs) of them. */
 static int64_t busiest_sm_rows(const search_problem *p, const candidate *c, int64_t walkers)
 {
-    int64_t row_groups = (p->outer + c->block_y - 1) / c->block_y;
+    int64_t row_groups = row_groups_of(p, c);
     int64_t rounds = (row_groups + walkers - 1) / walkers;
     int64_t blocks = walkers * c->cluster;
     int64_t blocks_per_busiest_sm = (blocks + p->device->sm_count - 1) / p->device->sm_count;
@@ -1604,7 +1618,7 @@ static void compare_multiwave_grids(const search_problem *p, const candidate *c,
         walkers = wave;
     if (walkers < 1)
         walkers = 1;
-    int64_t row_groups = (p->outer + c->block_y - 1) / c->block_y;
+    int64_t row_groups = row_groups_of(p, c);
     int64_t rounds = (row_groups + wave - 1) / wave;
     grids->wave = wave;
     grids->least_rows_walkers = walkers;
@@ -1619,14 +1633,6 @@ static void compare_multiwave_grids(const search_problem *p, const candidate *c,
          c->block_x > WARP_THREADS);
 }
 
-/* The walkers of a multi-wave grid: compare_multiwave_grids' choice. */
-static int64_t multiwave_walkers(const search_problem *p, const candidate *c, int64_t wave)
-{
-    multiwave_grids grids;
-    compare_multiwave_grids(p, c, wave, &grids);
-    return grids.balanced_taken ? grids.balanced_walkers : grids.least_rows_walkers;
-}
-
 /* For `show`: which of compare_multiwave_grids' grids a multi-wave
  * candidate took and why, as " (balanced: ...)" or " (nvFuser's 8 rows a
  * block: ...)"; empty where the 8-row grid is the whole wave. */
@@ -1638,10 +1644,11 @@ static void multiwave_grid_text(const candidate *c, char *text, size_t size)
     if (g.wave == 0)
         return;
     bool tie = g.balanced_busiest == g.least_rows_busiest;
-    char compared[64] = "as many as";
+    char compared[64] = "as many as";  /* the other grid's rows on its busiest SM */
+    if (!tie)
+        snprintf(compared, sizeof compared, "against %lld",
+                 (long long)(g.balanced_taken ? g.least_rows_busiest : g.balanced_busiest));
     if (g.balanced_taken) {
-        if (!tie)
-            snprintf(compared, sizeof compared, "against %lld", (long long)g.least_rows_busiest);
         snprintf(text, size,
                  " (balanced: %lld round%s of row groups, %lld rows on the busiest SM, %s on "
                  "the %lld %s of nvFuser's 8 rows a block%s)",
@@ -1652,8 +1659,6 @@ static void multiwave_grid_text(const candidate *c, char *text, size_t size)
     }
     if (g.least_rows_walkers >= g.wave)
         return;
-    if (!tie)
-        snprintf(compared, sizeof compared, "against %lld", (long long)g.balanced_busiest);
     const char *why = !tie                        ? ""
                       : c->block_x <= WARP_THREADS ? ", kept for rows of a warp or less"
                                                    : ", kept where every SM has a block";
@@ -1666,7 +1671,8 @@ static void multiwave_grid_text(const candidate *c, char *text, size_t size)
 
 /* Blocks of a persistent grid: one wave of whole clusters (the launch
  * takes no more blocks than there are row groups).  Multi-wave grids are
- * multiwave_walkers'; forward blocks walk at least one row (they
+ * compare_multiwave_grids' choice, which goes into *grids (untouched for
+ * forward kernels); forward blocks walk at least one row (they
  * walked 8 before: on an H200 the 135 forward kernels at N = 2048 ran a
  * median 12.7% faster so, -2.7..+180%, and RMS norm and softmax at N =
  * 16384, H = 768-1024 (a warp per row) 3.9-9.9% faster; bench/results/
@@ -1674,17 +1680,27 @@ static void multiwave_grid_text(const candidate *c, char *text, size_t size)
  * wave of row groups").  Fewer blocks for the same number of rounds over
  * the rows ran 1-3% slower there, so the wave is not trimmed.  Forward
  * blocks that two_round_blocks takes are the exception. */
-static int grid_blocks(const search_problem *p, const candidate *c)
+static int grid_blocks_comparing(const search_problem *p, const candidate *c,
+                                 multiwave_grids *grids)
 {
-    int64_t groups = (int64_t)c->blocks_per_sm * p->device->sm_count / c->cluster;
-    if (p->outer_reductions > 0)
-        groups = multiwave_walkers(p, c, groups);
+    int64_t groups = wave_walkers(p, c);
+    if (p->outer_reductions > 0) {
+        compare_multiwave_grids(p, c, groups, grids);
+        groups = grids->balanced_taken ? grids->balanced_walkers : grids->least_rows_walkers;
+    }
     if (groups < 1)
         groups = 1;
     int64_t short_blocks = (p->outer + SHORT_BLOCK_ROUNDS - 1) / SHORT_BLOCK_ROUNDS;
     if (two_round_blocks(p, c) && short_blocks >= SHORT_BLOCK_MIN_WAVES * groups)
         return (int)(short_blocks < INT_MAX ? short_blocks : INT_MAX); /* gridDim.x's limit */
     return (int)(groups * c->cluster);
+}
+
+/* grid_blocks_comparing without keeping the comparison. */
+static int grid_blocks(const search_problem *p, const candidate *c)
+{
+    multiwave_grids grids;
+    return grid_blocks_comparing(p, c, &grids);
 }
 
 /* The rows the busiest SM walks under a candidate's grid (grid_blocks,
@@ -1702,7 +1718,7 @@ static int64_t rows_on_busiest_sm(const search_problem *p, const candidate *c)
  * so pairing halves the SMs at work and each walks twice the rows (LN bwd
  * bf16 64 x 8192: 32 pair blocks of 2 rows against 64 of 1); where the
  * single rows run 2 blocks on an SM, the pairs' one block walks the rows of
- * both.  Since the balanced grids of multiwave_walkers, pairs also tie at
+ * both.  Since the balanced grids of compare_multiwave_grids, pairs also tie at
  * N = 216: LN bwd bf16 x 8192 on 108 blocks of pairs or 108 of 2 single
  * rows (the 8-row grids left pairs 18 rows against 8, the first line
  * below).  Pairs against single rows on an H200
@@ -2258,15 +2274,15 @@ static void compute_on_span_chunks(const search_problem *p, candidate *c)
  * multi-wave candidate of a block per walker (cluster 1) where rounding
  * down gives some block one round more than `grid` does and the multiple
  * above stays within the wave and the row groups (the balanced grids of
- * multiwave_walkers: on a B200, 2048 rows in 293 blocks of 7 rounds would
+ * compare_multiwave_grids: on a B200, 2048 rows in 293 blocks of 7 rounds would
  * be 292 blocks in clusters of 2, some of 8 rounds, where 294 walk 7). */
 static int round_grid_to_multiple(const search_problem *p, const candidate *c, int grid,
                                   int multiple)
 {
-    int64_t row_groups = (p->outer + c->block_y - 1) / c->block_y;
+    int64_t row_groups = row_groups_of(p, c);
     int64_t down = grid / multiple * multiple;
     int64_t up = down == grid ? down : down + multiple;
-    int64_t wave = (int64_t)c->blocks_per_sm * p->device->sm_count;
+    int64_t wave = wave_walkers(p, c);  /* in blocks: cluster 1 where it is used */
     bool round_added = down > 0 && (row_groups + down - 1) / down > (row_groups + grid - 1) / grid;
     if (p->outer_reductions > 0 && c->cluster == 1 && round_added && up <= wave &&
         up <= row_groups)
@@ -2294,11 +2310,7 @@ static int span_chunk_grid(const search_problem *p, const candidate *c, int chun
  * Returns the blocks per such cluster, 1 where there are none. */
 static int set_grid(const search_problem *p, candidate *best)
 {
-    best->grid = grid_blocks(p, best);
-    if (p->outer_reductions > 0)
-        compare_multiwave_grids(p, best,
-                                (int64_t)best->blocks_per_sm * p->device->sm_count / best->cluster,
-                                &best->grids);
+    best->grid = grid_blocks_comparing(p, best, &best->grids);
     if (best->span_batch > 0 &&
         constants_at_row_shift(best->cached, best->weight_floats, p->buffers->cached_count))
         best->grid = span_chunk_grid(p, best, span_chunk_elements(p->buffers));
