@@ -1543,7 +1543,7 @@ START_TEST(forward_rows_held_as_float_in_one_wave)
      * held_rows_take_two_rows_per_block_where_they_pay) */
     fv_device h200;
     FV_ASSERT_OK(fv_sched_device_from_table("H200", &h200));
-    choose_forward(NORM_LAYER_FORWARD, FV_BF16, 16384, 3072, "H200", &chosen);
+    choose_forward(NORM_LAYER_FORWARD, FV_BF16, 2048, 3072, "H200", &chosen);
     ck_assert_msg(rows_held_as_float(&chosen), "%s", chosen.params.description);
     ck_assert_ptr_nonnull(strstr(chosen.params.description, "5 blocks/SM (limited by registers)"));
     ck_assert_int_eq(chosen.launch.grid[0], 5 * h200.sm_count);
@@ -1845,6 +1845,52 @@ START_TEST(forward_blocks_of_two_rows)
 }
 END_TEST
 
+/* On fast memory per SM, layer norm's 16-bit rows of 6 KiB or more are not
+ * held as float where the floats would cost the blocks their two rows
+ * (floats_cost_two_rounds): LN fwd 16-bit 16384 x 3072 (5 blocks per SM in
+ * one wave -> 7 walking two rows) and x 8192 (2 -> 3) ran 1.9-6.0% faster
+ * so on an H200.  Not at x 4096, whose floats keep the two rows; not at x
+ * 2048 (4 KiB rows); not at N = 2048, whose blocks keep one wave either
+ * way; not on the H100, where the floats walk two rows at any length. */
+START_TEST(forward_rows_left_in_shared_for_two_rows)
+{
+    static const struct {
+        const char *device;
+        int64_t rows, hidden;
+        bool held;
+        int blocks_per_sm; /* without the floats, walking two rows; 0: held */
+    } shapes[] = {
+        {"H200", 16384, 3072, false, 7}, {"H200", 16384, 8192, false, 3},
+        {"B200", 16384, 3072, false, 7}, /* the H200's rule; not measured on a B200 */
+        {"H200", 16384, 2048, true, 0},  {"H200", 16384, 4096, true, 0},
+        {"H200", 2048, 3072, true, 0},   {"H200", 2048, 8192, true, 0},
+        {"H100", 16384, 3072, true, 0},  {"H100", 16384, 8192, true, 0},
+    };
+    static const fv_dtype dtypes[] = {FV_BF16, FV_F16};
+    for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++) {
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            choice chosen;
+            choose_forward(NORM_LAYER_FORWARD, dtypes[d], shapes[i].rows, shapes[i].hidden,
+                           shapes[i].device, &chosen);
+            const char *text = chosen.params.description;
+            ck_assert_msg(rows_held_as_float(&chosen) == shapes[i].held, "%s %lldx%lld: %s",
+                          shapes[i].device, (long long)shapes[i].rows,
+                          (long long)shapes[i].hidden, text);
+            const char *why = strstr(text, "rows not held as float (the floats would cost the two rows)");
+            ck_assert_msg((why != NULL) == !shapes[i].held, "%s", text);
+            if (shapes[i].held)
+                continue;
+            char blocks[32];
+            snprintf(blocks, sizeof blocks, "%d blocks/SM", shapes[i].blocks_per_sm);
+            ck_assert_msg(strstr(text, blocks) != NULL, "%s", text);
+            ck_assert_msg(two_rows_per_block(&chosen), "%s", text);
+            ck_assert_int_eq(chosen.launch.grid[0], 8192);
+            assert_fits(&chosen, shapes[i].device, 16384);
+        }
+    }
+}
+END_TEST
+
 /* Layer norm's 16-bit rows held as float walk two rows per block too where
  * a row's buffered inputs come to 8 KiB or more, and at any length on the
  * H100 (25 GB/s of DRAM bandwidth per SM): LN fwd 16-bit 16384 x 2048-6144
@@ -1860,8 +1906,8 @@ START_TEST(held_rows_take_two_rows_per_block_where_they_pay)
         bool two_rows;
     } shapes[] = {
         {"H100", 2048, true},  {"H100", 3072, true},  {"H100", 4096, true},
-        {"H100", 6144, true},  {"H200", 2048, false}, {"H200", 3072, false},
-        {"H200", 4096, true},  {"H200", 6144, true},
+        {"H100", 6144, true},  {"H200", 2048, false}, {"H200", 4096, true},
+        {"H200", 6144, true}, /* H200 x 3072: forward_rows_left_in_shared_for_two_rows */
         {"B200", 4096, true}, /* the H200's rule; not measured on a B200 */
     };
     static const fv_dtype dtypes[] = {FV_BF16, FV_F16};
@@ -3115,6 +3161,7 @@ static Suite *persistent_suite(void)
     tcase_add_test(tcase, small_batches_take_balanced_grids);
     tcase_add_test(tcase, forward_blocks_of_two_rows);
     tcase_add_test(tcase, held_rows_take_two_rows_per_block_where_they_pay);
+    tcase_add_test(tcase, forward_rows_left_in_shared_for_two_rows);
     tcase_add_test(tcase, short_slices_take_two_blocks_by_memory_and_row_bytes);
     tcase_add_test(tcase, one_slot_clusters_double_on_fast_memory_for_layer_norm);
     tcase_add_test(tcase, one_slot_rows_split_on_fast_memory_for_layer_norm);

@@ -85,6 +85,12 @@ enum {
     SHORT_BLOCK_MIN_WAVES = 4, /* ... and fewest waves its blocks must fill (at 1-2 waves,
                                   N = 2049, they ran -4.5..+4.9% on an H200) */
     FORWARD_FLOAT_ELEMENTS = 32, /* hold_forward_row_floats: most elements of a row per thread */
+    FORWARD_FLOATS_TWO_ROUND_MIN_ROW_BYTES = 6144, /* ... and, on fast memory per SM, fewest
+                                                      bytes of a row from which floats that
+                                                      cost the blocks their two rows are left
+                                                      out (H200, LN fwd 16-bit: rows of 6
+                                                      and 16 KiB +1.9..+6.0%, of 4 KiB
+                                                      -3.8..+0.9%) */
     HELD_VALUE_MIN_WARPS = 12, /* hold_recomputed_values: fewest warps per SM it leaves */
     HELD_CHUNK_STEPS = 9,      /* ... and most chunks per thread on span chunks */
     MULTIWAVE_SPARSE_MIN_STEPS = 3, /* sparse_chunks_taken: fewest steps per thread of a
@@ -610,6 +616,8 @@ typedef struct candidate {
     int slots;                 /* row slots per shared buffer */
     bool cached;               /* row-constant inputs cached in shared memory */
     unsigned row_floats;       /* bit per buffered input: also held as float in registers */
+    bool floats_for_two_rounds; /* forward rows not held as float, which would cost the
+                                   blocks their two rows (floats_cost_two_rounds) */
     bool weight_floats;        /* row-constant inputs held as float in registers */
     unsigned partials_in_shared; /* bit per outer reduction: its partials in shared memory */
     int held_values;           /* recomputed values kept in registers for the epilogue */
@@ -1102,6 +1110,28 @@ static candidate with_row_floats(const buffered_inputs *buffers, int vector, con
     return held;
 }
 
+static bool walks_two_rounds(const search_problem *p, const candidate *c);
+
+/* Whether holding a forward kernel's rows as float (`held`, against `plain`
+ * without) costs its blocks their two rows each (walks_two_rounds: the
+ * floats take blocks per SM, or keep rows under SHORT_BLOCK_HELD_MIN_ROW_BYTES
+ * in one wave), on a device of fast memory per SM, for rows of
+ * FORWARD_FLOATS_TWO_ROUND_MIN_ROW_BYTES or more: the rows then stay in
+ * shared memory alone.  Measured on an H200, LN fwd 16-bit at N = 16384,
+ * two calls of three alternating rounds (bench/results/h200-2026-12-01.md,
+ * "Layer norm's forward rows left in shared memory for two-row blocks"):
+ * x 3072 (5 blocks per SM in one wave -> 7 walking two rows) +1.9..+4.4%,
+ * x 8192 (2 -> 3) +3.6..+6.0%, x 4096 (two rows either way, 5 -> 6 blocks
+ * per SM: not taken, the floats do not cost the two rows) +0.4..+1.8%, but
+ * x 2048 (4 KiB rows: 6 -> 8) -3.8..+0.9%. */
+static bool floats_cost_two_rounds(const search_problem *p, const candidate *plain,
+                                   const candidate *held)
+{
+    return fast_memory_per_sm(p->device) &&
+           p->rows.bytes >= FORWARD_FLOATS_TWO_ROUND_MIN_ROW_BYTES &&
+           walks_two_rounds(p, plain) && !walks_two_rounds(p, held);
+}
+
 /* Forward kernels (no outer reductions) with a var_mean (layer norm's
  * statistics: each row read three times, twice for the var_mean and once
  * for the epilogue) hold their 16-bit row buffers as float in registers at
@@ -1114,10 +1144,12 @@ static candidate with_row_floats(const buffered_inputs *buffers, int vector, con
  * 16384, H = 768-8192, 1.3-4.4% faster (H100: -1.4..+2.7%); softmax's
  * three passes (maximum, sum, epilogue) ran up to 3.7% slower with the
  * floats at H = 2048-4096, and RMS norm's two passes within 1%. */
-static void hold_forward_row_floats(const buffered_inputs *buffers, const fv_device *device,
-                                    int vector, bool var_mean, candidate *c)
+static void hold_forward_row_floats(const search_problem *p, candidate *c)
 {
-    if (!var_mean || c->cluster != 1 || buffers->count == 0 ||
+    const buffered_inputs *buffers = p->buffers;
+    const fv_device *device = p->device;
+    int vector = p->vector;
+    if (!p->var_mean || c->cluster != 1 || buffers->count == 0 ||
         c->in_shared != all_buffers(buffers) || c->batch * vector > FORWARD_FLOAT_ELEMENTS ||
         !full_vectors(buffers, vector))
         return;
@@ -1128,7 +1160,11 @@ static void hold_forward_row_floats(const buffered_inputs *buffers, const fv_dev
     if (!held_registers_fit(device, held.registers, held.threads))
         return;
     occupancy(device, &held);
-    if (held.blocks_per_sm > 0)
+    if (held.blocks_per_sm <= 0)
+        return;
+    if (floats_cost_two_rounds(p, c, &held))
+        c->floats_for_two_rounds = true;
+    else
         *c = held;
 }
 
@@ -1344,7 +1380,7 @@ static void finish_candidate(const search_problem *p, candidate *c)
     if (p->outer_reductions > 0) {
         cap_multiwave_blocks(p, c);
     } else {
-        hold_forward_row_floats(buffers, device, vector, p->var_mean, c);
+        hold_forward_row_floats(p, c);
         copy_row_spans(buffers, device, vector, p->inner, p->outer_reductions, c);
         hold_recomputed_values(buffers, device, vector, p->recomputed, c);
         refill_for_cache(buffers, device, vector, c);
@@ -1690,10 +1726,22 @@ static int grid_blocks_comparing(const search_problem *p, const candidate *c,
     }
     if (groups < 1)
         groups = 1;
-    int64_t short_blocks = (p->outer + SHORT_BLOCK_ROUNDS - 1) / SHORT_BLOCK_ROUNDS;
-    if (two_round_blocks(p, c) && short_blocks >= SHORT_BLOCK_MIN_WAVES * groups)
+    if (walks_two_rounds(p, c)) {
+        int64_t short_blocks = (p->outer + SHORT_BLOCK_ROUNDS - 1) / SHORT_BLOCK_ROUNDS;
         return (int)(short_blocks < INT_MAX ? short_blocks : INT_MAX); /* gridDim.x's limit */
+    }
     return (int)(groups * c->cluster);
+}
+
+/* Whether a forward kernel's blocks each walk SHORT_BLOCK_ROUNDS row groups
+ * and end (two_round_blocks), which grid_blocks takes where they fill
+ * SHORT_BLOCK_MIN_WAVES waves of the candidate's blocks. */
+static bool walks_two_rounds(const search_problem *p, const candidate *c)
+{
+    int64_t walkers = wave_walkers(p, c);
+    int64_t short_blocks = (p->outer + SHORT_BLOCK_ROUNDS - 1) / SHORT_BLOCK_ROUNDS;
+    return two_round_blocks(p, c) &&
+           short_blocks >= SHORT_BLOCK_MIN_WAVES * (walkers > 1 ? walkers : 1);
 }
 
 /* grid_blocks_comparing without keeping the comparison. */
@@ -2420,10 +2468,13 @@ static fv_status inner_persistent_choose(const fv_segment_view *view, const fv_c
     if (status == FV_OK) {
         buffered_inputs buffers;
         find_buffered(view, &buffers);
-        char placement[256], short_blocks[64], held[192] = "";
+        char placement[256], short_blocks[160], held[192] = "";
         placement_text(&buffers, &best, placement, sizeof placement);
-        snprintf(short_blocks, sizeof short_blocks, ", %d rows per block (not one wave)",
-                 SHORT_BLOCK_ROUNDS);
+        snprintf(short_blocks, sizeof short_blocks, ", %d rows per block (not one wave)%s",
+                 SHORT_BLOCK_ROUNDS,
+                 best.floats_for_two_rounds
+                     ? ", rows not held as float (the floats would cost the two rows)"
+                     : "");
         if (best.held_values > 0)
             held_values_text(view, held, sizeof held);
         snprintf(params->description, sizeof params->description,
