@@ -1539,8 +1539,8 @@ START_TEST(forward_rows_held_as_float_in_one_wave)
     fv_device device;
     FV_ASSERT_OK(fv_sched_device_from_table("H100", &device));
     choice chosen;
-    /* (on the H100 these blocks walk two rows each:
-     * held_rows_take_two_rows_per_block_where_they_pay) */
+    /* N = 2048 fills too few waves for blocks of two rows (at N = 16384 the
+     * H200 leaves these floats out: forward_rows_left_in_shared_for_two_rows) */
     fv_device h200;
     FV_ASSERT_OK(fv_sched_device_from_table("H200", &h200));
     choose_forward(NORM_LAYER_FORWARD, FV_BF16, 2048, 3072, "H200", &chosen);
@@ -1848,10 +1848,11 @@ END_TEST
 /* On fast memory per SM, layer norm's 16-bit rows of 6 KiB or more are not
  * held as float where the floats would cost the blocks their two rows
  * (floats_cost_two_rounds): LN fwd 16-bit 16384 x 3072 (5 blocks per SM in
- * one wave -> 7 walking two rows) and x 8192 (2 -> 3) ran 1.9-6.0% faster
+ * one wave -> 7 walking two rows) and x 8192 (2 -> 3) ran 2.7-4.5% faster
  * so on an H200.  Not at x 4096, whose floats keep the two rows; not at x
  * 2048 (4 KiB rows); not at N = 2048, whose blocks keep one wave either
- * way; not on the H100, where the floats walk two rows at any length. */
+ * way; not on the H100 (no fast memory per SM; not measured there), though
+ * its floats keep x 8192 in one wave. */
 START_TEST(forward_rows_left_in_shared_for_two_rows)
 {
     static const struct {
@@ -1876,7 +1877,8 @@ START_TEST(forward_rows_left_in_shared_for_two_rows)
             ck_assert_msg(rows_held_as_float(&chosen) == shapes[i].held, "%s %lldx%lld: %s",
                           shapes[i].device, (long long)shapes[i].rows,
                           (long long)shapes[i].hidden, text);
-            const char *why = strstr(text, "rows not held as float (the floats would cost the two rows)");
+            const char *why =
+                strstr(text, "rows not held as float (the floats would cost the two rows)");
             ck_assert_msg((why != NULL) == !shapes[i].held, "%s", text);
             if (shapes[i].held)
                 continue;

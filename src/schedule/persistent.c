@@ -88,9 +88,10 @@ enum {
     FORWARD_FLOATS_TWO_ROUND_MIN_ROW_BYTES = 6144, /* ... and, on fast memory per SM, fewest
                                                       bytes of a row from which floats that
                                                       cost the blocks their two rows are left
-                                                      out (H200, LN fwd 16-bit: rows of 6
-                                                      and 16 KiB +1.9..+6.0%, of 4 KiB
-                                                      -3.8..+0.9%) */
+                                                      out (H200, LN fwd 16-bit 16384: rows
+                                                      of 6 and 16 KiB +2.7..+4.5%; rows of
+                                                      4 KiB without the floats -3.8..+0.9%,
+                                                      not shown to gain, so kept) */
     HELD_VALUE_MIN_WARPS = 12, /* hold_recomputed_values: fewest warps per SM it leaves */
     HELD_CHUNK_STEPS = 9,      /* ... and most chunks per thread on span chunks */
     MULTIWAVE_SPARSE_MIN_STEPS = 3, /* sparse_chunks_taken: fewest steps per thread of a
@@ -616,8 +617,8 @@ typedef struct candidate {
     int slots;                 /* row slots per shared buffer */
     bool cached;               /* row-constant inputs cached in shared memory */
     unsigned row_floats;       /* bit per buffered input: also held as float in registers */
-    bool floats_for_two_rounds; /* forward rows not held as float, which would cost the
-                                   blocks their two rows (floats_cost_two_rounds) */
+    bool row_floats_left_out;  /* forward rows not held as float: the floats would cost
+                                  the blocks their two rows (floats_cost_two_rounds) */
     bool weight_floats;        /* row-constant inputs held as float in registers */
     unsigned partials_in_shared; /* bit per outer reduction: its partials in shared memory */
     int held_values;           /* recomputed values kept in registers for the epilogue */
@@ -1114,16 +1115,19 @@ static bool walks_two_rounds(const search_problem *p, const candidate *c);
 
 /* Whether holding a forward kernel's rows as float (`held`, against `plain`
  * without) costs its blocks their two rows each (walks_two_rounds: the
- * floats take blocks per SM, or keep rows under SHORT_BLOCK_HELD_MIN_ROW_BYTES
- * in one wave), on a device of fast memory per SM, for rows of
- * FORWARD_FLOATS_TWO_ROUND_MIN_ROW_BYTES or more: the rows then stay in
- * shared memory alone.  Measured on an H200, LN fwd 16-bit at N = 16384,
- * two calls of three alternating rounds (bench/results/h200-2026-12-01.md,
- * "Layer norm's forward rows left in shared memory for two-row blocks"):
- * x 3072 (5 blocks per SM in one wave -> 7 walking two rows) +1.9..+4.4%,
- * x 8192 (2 -> 3) +3.6..+6.0%, x 4096 (two rows either way, 5 -> 6 blocks
- * per SM: not taken, the floats do not cost the two rows) +0.4..+1.8%, but
- * x 2048 (4 KiB rows: 6 -> 8) -3.8..+0.9%. */
+ * floats take blocks per SM under SHORT_BLOCK_MIN_PER_SM, or keep rows
+ * under SHORT_BLOCK_HELD_MIN_ROW_BYTES in one wave), on a device of fast
+ * memory per SM, for rows of FORWARD_FLOATS_TWO_ROUND_MIN_ROW_BYTES or
+ * more: the rows then stay in shared memory alone.  Measured on an H200,
+ * LN fwd 16-bit at N = 16384 (bench/results/h200-2026-12-01.md, session
+ * 50, "Rows not held as float where the floats cost the two-row blocks"):
+ * the rule against the tree before it, three alternating rounds, x 3072 (5
+ * blocks per SM in one wave -> 7 walking two rows) +2.7 / +4.0% and x 8192
+ * (2 -> 3) +3.4 / +4.5% (bf16 / fp16); in two earlier calls no floats at
+ * all gave +1.9..+6.0% there, +0.5..+1.8% at x 4096 (two rows either way,
+ * so not taken) and -3.8..+0.9% at x 2048 (4 KiB rows), which keeps them.
+ * Other lengths it reaches (3072-4032, 6208-8192 at N >= 4096 or 8192)
+ * were not timed. */
 static bool floats_cost_two_rounds(const search_problem *p, const candidate *plain,
                                    const candidate *held)
 {
@@ -1163,7 +1167,7 @@ static void hold_forward_row_floats(const search_problem *p, candidate *c)
     if (held.blocks_per_sm <= 0)
         return;
     if (floats_cost_two_rounds(p, c, &held))
-        c->floats_for_two_rounds = true;
+        c->row_floats_left_out = true;
     else
         *c = held;
 }
@@ -1715,7 +1719,7 @@ static void multiwave_grid_text(const candidate *c, char *text, size_t size)
  * h200-2026-11-22.md, "Forward kernels: 16-bit rows held as float, one
  * wave of row groups").  Fewer blocks for the same number of rounds over
  * the rows ran 1-3% slower there, so the wave is not trimmed.  Forward
- * blocks that two_round_blocks takes are the exception. */
+ * blocks that walks_two_rounds takes are the exception. */
 static int grid_blocks_comparing(const search_problem *p, const candidate *c,
                                  multiwave_grids *grids)
 {
@@ -2472,7 +2476,7 @@ static fv_status inner_persistent_choose(const fv_segment_view *view, const fv_c
         placement_text(&buffers, &best, placement, sizeof placement);
         snprintf(short_blocks, sizeof short_blocks, ", %d rows per block (not one wave)%s",
                  SHORT_BLOCK_ROUNDS,
-                 best.floats_for_two_rounds
+                 best.row_floats_left_out && best.row_floats == 0
                      ? ", rows not held as float (the floats would cost the two rows)"
                      : "");
         if (best.held_values > 0)
