@@ -1112,6 +1112,7 @@ static candidate with_row_floats(const buffered_inputs *buffers, int vector, con
 }
 
 static bool walks_two_rounds(const search_problem *p, const candidate *c);
+static int64_t two_round_grid(const search_problem *p);
 
 /* Whether holding a forward kernel's rows as float (`held`, against `plain`
  * without) costs its blocks their two rows each (walks_two_rounds: the
@@ -1731,10 +1732,17 @@ static int grid_blocks_comparing(const search_problem *p, const candidate *c,
     if (groups < 1)
         groups = 1;
     if (walks_two_rounds(p, c)) {
-        int64_t short_blocks = (p->outer + SHORT_BLOCK_ROUNDS - 1) / SHORT_BLOCK_ROUNDS;
+        int64_t short_blocks = two_round_grid(p);
         return (int)(short_blocks < INT_MAX ? short_blocks : INT_MAX); /* gridDim.x's limit */
     }
     return (int)(groups * c->cluster);
+}
+
+/* The blocks of a forward grid whose blocks each walk SHORT_BLOCK_ROUNDS
+ * rows and end. */
+static int64_t two_round_grid(const search_problem *p)
+{
+    return (p->outer + SHORT_BLOCK_ROUNDS - 1) / SHORT_BLOCK_ROUNDS;
 }
 
 /* Whether a forward kernel's blocks each walk SHORT_BLOCK_ROUNDS row groups
@@ -1743,9 +1751,8 @@ static int grid_blocks_comparing(const search_problem *p, const candidate *c,
 static bool walks_two_rounds(const search_problem *p, const candidate *c)
 {
     int64_t walkers = wave_walkers(p, c);
-    int64_t short_blocks = (p->outer + SHORT_BLOCK_ROUNDS - 1) / SHORT_BLOCK_ROUNDS;
     return two_round_blocks(p, c) &&
-           short_blocks >= SHORT_BLOCK_MIN_WAVES * (walkers > 1 ? walkers : 1);
+           two_round_grid(p) >= SHORT_BLOCK_MIN_WAVES * (walkers > 1 ? walkers : 1);
 }
 
 /* grid_blocks_comparing without keeping the comparison. */
